@@ -30,6 +30,8 @@ from perflab.stats.changepoints import difference_noise
 # difference of two figures: the run's level moved (about 1 in 20 by noise alone)
 MOVED_SIGMAS = 2.0
 
+_ACROSS_NODES = "the points span several nodes: their runs are not levelled through shared commits"
+
 # (a point, a run) -> the figure of the point's commit in that run; None: the run did not
 # measure it
 FigureInRun = Callable[[HistoryPoint, int], float | None]
@@ -52,7 +54,8 @@ def levelled_across_runs(
     moves with the machine and the points come from several runs of one node (across nodes,
     `perflab.analyse.places` normalises them). Each later run, in the order the series
     reaches it, is scaled by the figure of a commit shared with a run already levelled over
-    its own figure of it (the nearest such commit at or before the run's first point)."""
+    its own figure of it (the nearest such commit at or before the run's first point) where
+    the two differ beyond the noise (MOVED_SIGMAS), else keeps that run's level."""
     runs = list(
         dict.fromkeys(p.run_id for p in points if p.run_id is not None and p.value is not None)
     )
@@ -94,9 +97,6 @@ def _within_run_noise(points: Sequence[HistoryPoint]) -> float:
     return difference_noise(np.asarray(differences, dtype=float))
 
 
-_ACROSS_NODES = "the points span several nodes: their runs are not levelled through shared commits"
-
-
 def _linked(
     points: Sequence[HistoryPoint],
     at: tuple[int, int],
@@ -127,8 +127,8 @@ def _levels_note(
     runs: list[int], scales: list[RunScale], unlinked: list[int], moved_beyond: float
 ) -> str | None:
     """ "the values of 3 runs were put on the level of the first (run 4) through the commits
-    consecutive runs share ... (2 of 2 moved beyond the noise, 0.6%; largest scale -7.5%, run
-    6 through 0a1b2c3d4e) ..."."""
+    consecutive runs share ... (2 of 2 moved beyond the noise of 0.6%; largest scale -7.5%,
+    run 6 through 0a1b2c3d4e) ..."."""
     said = []
     if scales:
         largest = max(scales, key=lambda s: abs(s.scale - 1.0))
@@ -136,7 +136,7 @@ def _levels_note(
         said.append(
             f"the values of {len(runs)} runs were put on the level of the first (run "
             f"{runs[0]}) through the commits consecutive runs share: times move with the "
-            f"machine's load between runs ({moved} of {len(scales)} moved beyond the noise, "
+            f"machine's load between runs ({moved} of {len(scales)} moved beyond the noise of "
             f"{math.expm1(moved_beyond):.1%}; largest scale {largest.scale - 1.0:+.1%}, run "
             f"{largest.run_id} through {largest.shared_commit[:10]}); the values as measured "
             "are kept beside them"
