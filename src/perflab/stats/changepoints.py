@@ -32,6 +32,7 @@ class ChangePoint:
 
 
 def noise(logs: np.ndarray) -> float:
+    """The noise of one value of a series (of logarithms), from its successive differences."""
     if len(logs) < 3:
         return 0.0
     differences = np.diff(logs)
