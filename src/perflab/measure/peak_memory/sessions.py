@@ -12,8 +12,6 @@ process), like the time lens's.
 from __future__ import annotations
 
 import dataclasses
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from perflab.measure.commands import CommandLauncher, CommandRun, command_argv
@@ -46,12 +44,11 @@ def measure_peak_memory(
     context: LensContext,
     *,
     metric: Metric,
-    clock_ns: Callable[[], int] = time.monotonic_ns,
     progress_label: str = "memory",
 ) -> None:
     """Every variant's peak memory, its samples, notes and progress filed under `metric` (the
     measuring lens's); the progress line names each generation after `progress_label`."""
-    session = LensSession(benchmark, context, clock_ns, metric=metric)  # notes under `metric`
+    session = LensSession(benchmark, context, metric=metric)  # notes under `metric`
     if benchmark.kind is BenchmarkKind.STATEMENT:
         _PeakMemoryStatementSession(session, metric, progress_label).run()
     else:
