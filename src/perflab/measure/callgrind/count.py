@@ -44,9 +44,6 @@ from perflab.measure.callgrind.count_options import (
     MAX_PROCESSES,
     CountOptions,
     CountRun,
-    environment_bytes,
-    padded_environment,
-    padding_target,
     why_not,
 )
 from perflab.measure.callgrind.store import store_command, store_statement
@@ -58,6 +55,7 @@ from perflab.measure.callgrind.workers import (
     count_command,
     count_statements,
 )
+from perflab.measure.layout import environment_bytes, fixed_padding_target, padded_to
 from perflab.measure.lens import LensContext
 from perflab.measure.worker_client import StatementWorker, interpreter_for, variant_environment
 from perflab.records.errors import BenchmarkFailedError, VariantsFailed
@@ -249,15 +247,17 @@ class InstructionCounter:
         variants: Sequence[Variant] | None = None,
     ) -> list[CountRun]:
         """What `count` counts for each of `variants` (None: the experiment's): its environment
-        fixed for determinism (padded to the size of the largest of `variants`), and what was
-        fixed, recorded as its variant info."""
+        fixed for determinism (padded to the size of the largest of the experiment's variants,
+        so a lens that counts them one call at a time pads them alike), and what was fixed,
+        recorded as its variant info."""
         if variants is None:
             variants = context.experiment.variants
-        envs = [variant_environment(v) for v in variants]
-        target = padding_target(envs)
+        target = fixed_padding_target(
+            [variant_environment(v) for v in (*context.experiment.variants, *variants)]
+        )
         runs = []
-        for variant, env in zip(variants, envs, strict=True):
-            fixed_env = padded_environment(env, target)
+        for variant in variants:
+            fixed_env = padded_to(variant_environment(variant), target)
             fixed_env["PYTHONHASHSEED"] = "0"
             run = CountRun(benchmark, variant, context, fixed_env, metric=self.metric)
             counted_with = run.counted_with
