@@ -16,13 +16,13 @@ from dataclasses import dataclass
 
 from perflab.measure.commands import CommandLauncher, CommandRun, command_argv
 from perflab.measure.lens import LensContext
-from perflab.measure.peak_memory.analyse import FLOOR_KB, MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession
 from perflab.measure.worker_client import StatementWorker, WorkerOps, variant_environment
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Sample
+from perflab.tool_output.peak_memory import FLOOR_KB, MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 
 MAX_LOOPS = 1000  # tracemalloc slows every allocation: keep one sample short
 WORKER_OPS = "perflab.worker.peak_memory_ops"  # the `rss_sample` op, run in the workers

@@ -15,10 +15,10 @@ from perflab.lenses.memory.measure import MemoryLens
 from perflab.machine.fake_processes import FakeRunner
 from perflab.measure.callgrind.count import CountOptions
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.measure.peak_memory.analyse import MAXRSS_KB
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Benchmark, Experiment, Sample, Variant
 from perflab.records.settings import Settings
+from perflab.tool_output.peak_memory import MAXRSS_KB
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
 SUBJECT = "perflab.lenses.memory.measure"

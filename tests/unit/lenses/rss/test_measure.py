@@ -16,10 +16,10 @@ from perflab.lenses.rss.measure import RssLens
 from perflab.machine.fake_processes import FakeProcess, FakeRunner
 from perflab.machine.proc import LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.measure.peak_memory.analyse import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 from perflab.plan.specs import parse_metrics
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.tool_output.peak_memory import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 from tests.support.fast_settings import FAST
 from tests.support.lens_contexts import FakeClock
 from tests.support.scripted_worker import ScriptedWorker
