@@ -24,12 +24,12 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
 
 from perflab.tool_drivers.elf_entries import (
+    ELF64_RELA,
     ELF64_SYM,
     ST_INFO_OFFSET,
     defined_symbols,
     name_at,
     name_offsets,
-    relocations,
 )
 
 _R_X86_64_64, _R_X86_64_GLOB_DAT, _R_X86_64_RELATIVE = 1, 6, 8
@@ -201,7 +201,8 @@ def _slot_contents(elf: ELFFile, functions: dict[str, int]) -> dict[int, int]:
             table = elf.get_section(section["sh_link"])
             strings = elf.get_section(table["sh_link"]).data()
             names = [name_at(strings, offset) for offset in name_offsets(table.data())]
-        for offset, kind, index, addend in relocations(section.data()):
+        for offset, info, addend in ELF64_RELA.iter_unpack(section.data()):
+            kind, index = info & 0xFFFFFFFF, info >> 32
             if kind == _R_X86_64_RELATIVE:
                 contents[offset] = addend
             elif kind in (_R_X86_64_64, _R_X86_64_GLOB_DAT) and 0 < index < len(names):

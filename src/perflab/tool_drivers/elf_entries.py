@@ -8,7 +8,9 @@ import struct
 from collections.abc import Collection, Iterator
 
 ELF64_SYM = struct.Struct("<IBBHQQ")  # st_name, st_info, st_other, st_shndx, st_value, st_size
-ELF64_RELA = struct.Struct("<QQq")  # r_offset, r_info, r_addend
+# r_offset, r_info (the symbol's index above bit 32, the relocation's type below), r_addend;
+# read with iter_unpack where it is read, no generator between (libtorch_cpu.so has 360k)
+ELF64_RELA = struct.Struct("<QQq")
 ST_INFO_OFFSET = 4  # of st_info in an Elf64_Sym entry
 
 
@@ -35,9 +37,3 @@ def defined_symbols(table: bytes, strings: bytes, kinds: Collection[int]) -> Ite
 def name_offsets(table: bytes) -> list[int]:
     """Each entry's st_name, by symbol index (what a relocation's r_info names)."""
     return [entry[0] for entry in ELF64_SYM.iter_unpack(table)]
-
-
-def relocations(section: bytes) -> Iterator[tuple[int, int, int, int]]:
-    """(offset, type, symbol index, addend) of each Elf64_Rela entry."""
-    for offset, info, addend in ELF64_RELA.iter_unpack(section):
-        yield offset, info & 0xFFFFFFFF, info >> 32, addend

@@ -4,7 +4,7 @@ the object is stripped), its segments and sections, its GOT slots and PLT stubs 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import capstone
@@ -14,7 +14,7 @@ from elftools.elf.relocation import RelocationSection
 from elftools.elf.sections import SymbolTableSection
 
 from perflab.tool_drivers.demangling import Demangler
-from perflab.tool_drivers.elf_entries import defined_symbols, name_at, name_offsets, relocations
+from perflab.tool_drivers.elf_entries import ELF64_RELA, defined_symbols, name_at, name_offsets
 from perflab.tool_drivers.elf_objects import (
     CodeLookupError,
     ElfObject,
@@ -99,8 +99,10 @@ def _add_symbols(elf: ELFFile, table_name: str, raw: dict[tuple[str, int], Any])
     table = elf.get_section_by_name(table_name)
     if isinstance(table, SymbolTableSection):
         strings = elf.get_section(table["sh_link"]).data()
-        for entry in _symbol_entries(table.data(), strings):
-            raw.setdefault(entry[0], entry[1])
+        # (name, address) -> (size, is_function, is_global); one loop, no generator between
+        # (libtorch_cpu.so has half a million symbols)
+        for name, kind, binding, value, size in defined_symbols(table.data(), strings, _KEPT_TYPES):
+            raw.setdefault((name, value), (size, _KEPT_TYPES[kind], binding != _STB_LOCAL))
 
 
 DEBUG_ROOT = "/usr/lib/debug"
@@ -153,14 +155,6 @@ _KEPT_TYPES = {1: False, 2: True, 10: True}  # STT_OBJECT, STT_FUNC, STT_GNU_IFU
 _STB_LOCAL = 0  # ELF's symbol binding (elf.h) of a symbol not visible outside its object
 
 
-def _symbol_entries(
-    table: bytes, strings: bytes
-) -> Iterator[tuple[tuple[str, int], tuple[int, bool, bool]]]:
-    """Defined function and data symbols as ((name, address), (size, is_function, is_global))."""
-    for name, kind, binding, value, size in defined_symbols(table, strings, _KEPT_TYPES):
-        yield (name, value), (size, _KEPT_TYPES[kind], binding != _STB_LOCAL)
-
-
 def _got_names(elf: ELFFile) -> dict[int, str]:
     """GOT slot -> symbol, from the dynamic relocations (JUMP_SLOT and GLOB_DAT)."""
     names: dict[int, str] = {}
@@ -175,7 +169,8 @@ def _got_names(elf: ELFFile) -> dict[int, str]:
         strings = elf.get_section(symtab["sh_link"]).data()
         offsets = name_offsets(symtab.data())
         # struct again: libtorch_cpu.so has 360k relocations, mostly RELATIVE (no symbol)
-        for offset, _, index, _ in relocations(section.data()):
+        for offset, info, _ in ELF64_RELA.iter_unpack(section.data()):
+            index = info >> 32
             if index and index < len(offsets) and offsets[index]:
                 names[offset] = name_at(strings, offsets[index])
     return names
