@@ -259,3 +259,64 @@ def compile_natively(
     cpus = counting_cpus(allowed, other_runs_cpus(sorted(allowed)), context.cpu)
     run_on_cpus(list(variants), cpus, once, lambda _variant, _result: None, on_stop=workers.stop)
     return NativeRuns(time.monotonic() - started, by_variant)
+
+
+# the cache of torch.compile's kernels: the one a second fill, for the ISA valgrind shows, fills
+_INDUCTOR_CACHE = "TORCHINDUCTOR_CACHE_DIR"
+
+
+@dataclass(frozen=True, kw_only=True)
+class NativeFill:
+    """What running the cold variants' statements natively before valgrind did
+    (`fill_natively`): the first runs; the JIT caches each variant filled (`compiled`, by
+    variant; empty: nothing compiled); the variants run again for the ISA valgrind shows, and how
+    long that took; and where valgrind's processes may still compile."""
+
+    runs: NativeRuns
+    compiled: Mapping[str, tuple[str, ...]]
+    refilled: tuple[str, ...] = ()
+    refill_s: float = 0.0
+    may_compile_again: tuple[str, ...] = ()
+
+
+def fill_natively(
+    benchmark: Benchmark,
+    context: LensContext,
+    caches: IsolatedCaches,
+    cpu_flags: frozenset[str],
+    *,
+    isa_apart: bool,
+) -> NativeFill | None:
+    """Each variant of `context` whose JIT caches are empty runs its statement once natively
+    (`compile_natively`): compiling under valgrind would take minutes of the budget. Where a
+    lens runs every variant under valgrind in caches of its own (`isa_apart`:
+    `IsolatedCaches.for_valgrind`), a variant that compiled inductor code runs once more for the
+    ISA valgrind shows. None where no variant's caches were empty."""
+    cold = [v for v in context.experiment.variants if not caches.filled(v)]
+    if not cold:
+        return None
+    runs = compile_natively(benchmark, cold, context)
+    compiled = {v.name: names for v in cold if (names := caches.filled(v))}
+    again = [
+        for_isa
+        for v in cold
+        if isa_apart
+        and v.name in compiled
+        and (for_isa := caches.valgrind_fill(v, compiled[v.name], cpu_flags)) is not None
+    ]
+    # only the fill runs with the ISA valgrind shows: the variant measured keeps its environment
+    refill_s = compile_natively(benchmark, again, context).took_s if again else 0.0
+    refilled = {v.name for v in again if _INDUCTOR_CACHE in caches.filled(v)}
+    doubtful = tuple(
+        v.name
+        for v in cold
+        if v.name in compiled
+        and may_compile_under_valgrind(v, compiled[v.name], cpu_flags, refilled=v.name in refilled)
+    )
+    return NativeFill(
+        runs=runs,
+        compiled=compiled,
+        refilled=tuple(sorted(refilled)),
+        refill_s=refill_s,
+        may_compile_again=doubtful,
+    )

@@ -29,7 +29,6 @@ _TARGET_INSTRUCTIONS = 20_000_000  # per measured loop: ~1 s under callgrind
 # loops of one counted loop at most, also for a statement that counts as nothing: keeps a near-empty
 # statement's run short
 _MAX_LOOPS = 10_000
-_ENV_PAD_NAME = "PERFLAB_ENV_PAD"
 # repeats of one process within this (relative) have settled: above the handshake's residue at
 # the calibrated loop count (even on a loaded machine), below a change of the allocator's level
 _SETTLED = 1e-3
@@ -117,26 +116,6 @@ def refining_loops(loops: int) -> int | None:
     chosen loops (at most 2 million instructions) makes it ten times smaller."""
     refine = loops // 10
     return refine if refine > CALIBRATION_LOOPS else None
-
-
-def environment_bytes(env: Mapping[str, str]) -> int:
-    """Bytes the environment takes on the initial stack ("KEY=VALUE\\0" per variable)."""
-    return sum(len(k.encode()) + len(v.encode()) + 2 for k, v in env.items())
-
-
-def padded_environment(env: Mapping[str, str], target_bytes: int) -> dict[str, str]:
-    """`env` plus a padding variable so that it takes exactly `target_bytes` (when it fits):
-    the environment's size shifts the stack, and with it the addresses the code sees."""
-    out = {k: v for k, v in env.items() if k != _ENV_PAD_NAME}
-    room = target_bytes - environment_bytes(out) - len(_ENV_PAD_NAME) - 2
-    if room >= 0:
-        out[_ENV_PAD_NAME] = "x" * room
-    return out
-
-
-def padding_target(envs: Sequence[Mapping[str, str]]) -> int:
-    largest = max((environment_bytes(e) for e in envs), default=0)
-    return (largest + len(_ENV_PAD_NAME) + 2 + 255) // 256 * 256
 
 
 def why_not(variant: str, reasons: Mapping[str, str]) -> str:

@@ -1,21 +1,29 @@
 """Isolated on-disk caches (engine/prepare/caches.py): each variant its own fresh directories,
 of one name length, removed at the end; a variable a variant sets itself is its own; the
 bytecode cache shared where no variant writes bytecode; JIT caches that were filled; a second
-native fill for the ISA valgrind shows, and where a JIT may still compile under valgrind."""
+native fill for the ISA valgrind shows, and where a JIT may still compile under valgrind; the
+native fill itself (`fill_natively`) over scripted workers."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from perflab.engine.prepare.caches import (
     CACHE_VARIABLES,
     IsolatedCaches,
+    fill_natively,
     for_valgrind_isa,
     may_compile_under_valgrind,
     writes_no_bytecode,
 )
+from perflab.machine.fake_processes import FakeProcess, FakeRunner
 from perflab.machine.host import cpu_flags
+from perflab.machine.proc import LaunchSpec
 from perflab.records.model import Variant
+from tests.support.fast_settings import FAST
+from tests.support.lens_contexts import BENCH, lens_context, loop_ns
+from tests.support.scripted_worker import ScriptedWorker
 
 # the first processor's lines of /proc/cpuinfo, captured (shortened) on an AVX-512 host and on
 # an AVX2 one
@@ -151,3 +159,33 @@ def test_valgrind_s_processes_get_an_inductor_cache_of_their_own_where_it_hides_
         assert caches.valgrind_fill(applied, INDUCTOR, AVX2, NO_ISA) is None
         assert caches.valgrind_fill(caches.applied(mine), INDUCTOR, AVX512, NO_ISA) is None
     assert caches.for_valgrind(applied, AVX512, NO_ISA) is applied  # closed: nothing to give
+
+
+def _compiles_into_inductor(spec: LaunchSpec) -> FakeProcess:
+    """A worker whose statement compiles: variant A (COMPILES=1) writes into its inductor cache."""
+    env = spec.env or {}
+    if env.get("COMPILES") == "1":
+        folder = Path(env["TORCHINDUCTOR_CACHE_DIR"])
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"kernel-{env.get('ATEN_CPU_CAPABILITY', 'native')}.py").write_text("")
+    return ScriptedWorker(loop_ns)(spec)
+
+
+def test_cold_variants_run_natively_once_and_inductor_code_again_for_valgrinds_isa(
+    tmp_path: Path,
+) -> None:
+    runner = FakeRunner().on_spawn("statement_worker", _compiles_into_inductor)
+    with IsolatedCaches(parent=str(tmp_path)) as caches:
+        variants = (Variant("A", env={"COMPILES": "1"}), Variant("B"))
+        context, _ = lens_context(runner, FAST)
+        applied = tuple(caches.applied(v) for v in variants)
+        context = replace(context, experiment=replace(context.experiment, variants=applied))
+        fill = fill_natively(BENCH, context, caches, AVX512, isa_apart=True)
+        assert fill is not None and set(fill.runs.by_variant) == {"A", "B"}
+        assert fill.compiled == {"A": INDUCTOR}  # B compiled nothing
+        # A ran a second time, with the ISA valgrind shows, into valgrind's own cache
+        assert fill.refilled == ("A",) and fill.may_compile_again == ()
+        assert len(runner.spawned) == 3
+        # A is warm now; B, which compiles nothing, is run again each time it is asked
+        again = fill_natively(BENCH, context, caches, AVX512, isa_apart=True)
+        assert again is not None and set(again.runs.by_variant) == {"B"} and not again.compiled
