@@ -168,7 +168,7 @@ class InstructionCounter:
             fork = fork and processes * len(runs) > len(cpus)
         if statement:
             for run in runs:
-                # the processes are children of one fork server per variant (or fresh ones)
+                # the processes are children of two fork servers per variant, or more (or fresh)
                 run.counted_with.forked = fork
         return _CountingPlan(processes, fork=fork, requests=requests)
 
