@@ -316,7 +316,7 @@ def cpus_for_counting(options: CountOptions, measuring_cpu: int | None) -> tuple
 
 @dataclass(frozen=True)
 class _CountingPlan:
-    """How each variant is counted: its processes, forked from one server or fresh, switched
+    """How each variant is counted: its processes, forked from fork servers or fresh, switched
     with client requests or through vgdb."""
 
     processes: int  # per variant

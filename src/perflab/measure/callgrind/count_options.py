@@ -163,7 +163,7 @@ class CountedWith:
     cache_geometry: dict[str, str] | None = None
     why_not_client_requests: str | None = None
     forked: bool | None = None  # a statement's processes are children of fork servers
-    import_under_callgrind_s: float | None = None  # the fork server's import of the set-up
+    import_under_callgrind_s: float | None = None  # a fork server's import of the set-up (the last)
     server_threads: int | None = None  # the fork server's OS threads after its imports
     server_per_process: bool | None = None  # each process had a server of its own
     servers: int | None = None  # fork servers its processes were children of
