@@ -7,7 +7,6 @@ import math
 from perflab.budget.costs import CostProbe, LensCost, analysis_s
 from perflab.lenses.instructions.metric import INSTRUCTIONS
 from perflab.lenses.shared_options import cache_sim_of
-from perflab.measure.callgrind.workers import MIN_SERVERS
 from perflab.records.kinds import BenchmarkKind
 from perflab.records.settings import Settings
 
@@ -28,6 +27,9 @@ CALLGRIND_TOGGLED_COUNTED_S = 1.5
 # short command's run is mostly process start-up (and, on a loaded machine, waiting for a CPU),
 # which the probe's wall time inflates: the low end
 CALLGRIND_COMMAND_SLOWDOWN = 20.0
+# fork servers a variant's processes are split among, at least (measure/callgrind/workers.py's
+# MIN_SERVERS: the measure layer reads no lens, and the plan is below it)
+FORK_SERVERS = 2
 # after measuring: parsing callgrind's per-function and per-address costs
 INSTRUCTIONS_ANALYSIS_S = 1.0
 
@@ -64,7 +66,7 @@ def instructions_cost(
             # each server imports the set-up's modules once; each child runs the set-up
             # itself under valgrind (a JIT's tracing and loading, a large array built), a
             # server's first child's priced in start_s
-            servers = min(MIN_SERVERS, processes)
+            servers = min(FORK_SERVERS, processes)
             setup_s = VALGRIND_STARTUP_SLOWDOWN * probe.fork_s
             per_variant = (
                 servers * start_s + processes * counted_s + (processes - servers) * setup_s

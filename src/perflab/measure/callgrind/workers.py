@@ -184,7 +184,7 @@ class _StatementWorkers:
             done(process, counts)
 
     def fork_server(self, ops: WorkerOps) -> ForkServerClient:
-        """The variant's fork server under callgrind, the translations of its imports thrown
+        """One of the variant's fork servers under callgrind, the translations of its imports thrown
         away once, here, rather than by each child's first switch (worker/callgrind_ops.py:
         callgrind_discard); killed if client requests do not reach callgrind."""
         run = self.run

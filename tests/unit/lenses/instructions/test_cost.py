@@ -7,7 +7,8 @@ import dataclasses
 
 import pytest
 
-from perflab.lenses.instructions.cost import instructions_cost
+from perflab.lenses.instructions.cost import FORK_SERVERS, instructions_cost
+from perflab.measure.callgrind.workers import MIN_SERVERS
 from perflab.records.settings import Settings
 from tests.support.cost_probes import QUICK
 
@@ -45,3 +46,7 @@ def test_each_forked_child_and_each_of_two_servers_pay_the_set_up_under_valgrind
     four_heavy = instructions_cost(heavy_probe, settings, processes=4)
     expected = 2 * 8 * (2 * (10 - 0.05) + 2 * (10 - 0.01))
     assert four_heavy.minimum_s - four_light.minimum_s == pytest.approx(expected)
+
+
+def test_the_plan_prices_as_many_fork_servers_as_the_lens_starts() -> None:
+    assert FORK_SERVERS == MIN_SERVERS
