@@ -229,13 +229,13 @@ def test_a_slow_machine_plans_longer_fixed_costs_and_leaves_less_to_sample() -> 
     for metric in (Metric.INSTRUCTIONS, Metric.PROFILE, Metric.ASM):
         assert loaded.share_of(metric).share_s > quiet.share_of(metric).share_s
     # callgrind's constants scale by valgrind's factor, the interpreter's start-up is measured;
-    # two variants of two processes do not fit on two CPUs at once: a fork server per variant,
-    # the two side by side, each starting once and counting its two children in turn (toggling
-    # collection: no cache simulation), the second child running the set-up (fork_s) again
+    # two variants of two processes do not fit on two CPUs at once: two fork servers per
+    # variant in turn, the variants side by side, each server starting and counting its one
+    # child (toggling collection: no cache simulation)
     instructions = loaded.share_of(Metric.INSTRUCTIONS).cost.minimum_s
     counted = CALLGRIND_TOGGLED_COUNTED_S
     assert instructions == pytest.approx(
-        2 * VALGRIND_START_S + VALGRIND_SETUP_SLOWDOWN * (0.05 + 0.01) + 2 * 2 * counted
+        2 * (2 * VALGRIND_START_S + VALGRIND_SETUP_SLOWDOWN * 0.05) + 2 * 2 * counted
     )
     one_variant = dataclasses.replace(slow, variants=1)
     alone = instructions_cost(one_variant, settings).minimum_s  # its two processes at once

@@ -26,6 +26,9 @@ CALLGRIND_TOGGLED_COUNTED_S = 1.5
 # short command's run is mostly process start-up (and, on a loaded machine, waiting for a CPU),
 # which the probe's wall time inflates: the low end
 CALLGRIND_COMMAND_SLOWDOWN = 20.0
+# fork servers a variant's processes are split among, at least (measure/callgrind/workers.py's
+# MIN_SERVERS: the measure layer reads no lens, and the plan is below it)
+FORK_SERVERS = 2
 # after measuring: parsing callgrind's per-function and per-address costs
 INSTRUCTIONS_ANALYSIS_S = 1.0
 
@@ -35,10 +38,10 @@ def instructions_cost(
 ) -> LensCost:
     """Statements: `processes` worker processes per variant (lenses/instructions) on the CPUs
     the probe found free of other perflab runs: fresh processes all at once where they fit on
-    them, else a fork server per variant (as many variants at a time as CPUs) importing the
-    set-up once under callgrind, whose children each run the set-up and count one after
-    another. `toggled`: the workers toggle collection rather than switch instrumentation around
-    each loop (None: unless the cache is simulated)."""
+    them, else fork servers per variant (two at least, one at a time; as many variants at a
+    time as CPUs) each importing the set-up once under callgrind, whose children each run the
+    set-up and count one after another. `toggled`: the workers toggle collection rather than
+    switch instrumentation around each loop (None: unless the cache is simulated)."""
     if toggled is None:
         toggled = not cache_sim_of(settings)
     n = probe.variants
@@ -59,15 +62,18 @@ def instructions_cost(
             needs = f"{processes} callgrind process{'es' if processes > 1 else ''} per variant"
             needs += f", all at once (~{minimum_s:.0f} s)"
         else:
-            # the server imports the set-up's modules once; each child runs the set-up itself
-            # under valgrind (a JIT's tracing and loading, a large array built), the first
-            # child's priced in start_s
+            # each server imports the set-up's modules once; each child runs the set-up
+            # itself under valgrind (a JIT's tracing and loading, a large array built), a
+            # server's first child's priced in start_s
+            servers = min(FORK_SERVERS, processes)
             setup_s = VALGRIND_SETUP_SLOWDOWN * probe.fork_s
-            per_variant = start_s + processes * counted_s + (processes - 1) * setup_s
+            per_variant = (
+                servers * start_s + processes * counted_s + (processes - servers) * setup_s
+            )
             minimum_s = math.ceil(n / cpus) * per_variant
             needs = (
-                f"a callgrind fork server per variant, {processes} children counted in turn "
-                f"(~{per_variant:.0f} s per variant, {cpus} at once)"
+                f"{servers} callgrind fork servers per variant in turn, {processes} children "
+                f"counted (~{per_variant:.0f} s per variant, {cpus} at once)"
             )
     return LensCost(
         INSTRUCTIONS,

@@ -167,7 +167,7 @@ class InstructionCounter:
             fork = fork and processes * len(runs) > len(cpus)
         if statement:
             for run in runs:
-                # the processes are children of one fork server per variant (or fresh ones)
+                # the processes are children of two fork servers per variant, or more (or fresh)
                 run.counted_with.forked = fork
         return _CountingPlan(processes, fork=fork, requests=requests)
 
@@ -317,7 +317,7 @@ def cpus_for_counting(options: CountOptions, measuring_cpu: int | None) -> tuple
 
 @dataclass(frozen=True)
 class _CountingPlan:
-    """How each variant is counted: its processes, forked from one server or fresh, switched
+    """How each variant is counted: its processes, forked from fork servers or fresh, switched
     with client requests or through vgdb."""
 
     processes: int  # per variant

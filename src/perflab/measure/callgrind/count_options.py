@@ -67,9 +67,9 @@ class CountOptions:
     # statements: the worker switches callgrind with client requests where every variant
     # can; False, or why not: always through vgdb from the parent
     client_requests: bool | str = True
-    # statements: a variant's processes as children of one fork server (its set-up's
-    # modules imported under callgrind once) instead of fresh processes; None: when fresh
-    # ones would not all fit on the CPUs at once (each pays the import then, in turn)
+    # statements: a variant's processes as children of fork servers (two at least, each
+    # importing the set-up's modules under callgrind once) instead of fresh processes; None:
+    # when fresh ones would not all fit on the CPUs at once (each pays the import then, in turn)
     fork: bool | None = None
     # a variant whose code valgrind cannot execute (SIGILL at an AVX-512 instruction) is
     # stored as such and the others counted, so that the lenses after this one still
@@ -141,10 +141,11 @@ class CountedWith:
     environment_bytes: int | None = None
     cache_geometry: dict[str, str] | None = None
     why_not_client_requests: str | None = None
-    forked: bool | None = None  # a statement's processes are children of one fork server
-    import_under_callgrind_s: float | None = None  # the fork server's import of the set-up
+    forked: bool | None = None  # a statement's processes are children of fork servers
+    import_under_callgrind_s: float | None = None  # a fork server's import of the set-up (the last)
     server_threads: int | None = None  # the fork server's OS threads after its imports
     server_per_process: bool | None = None  # each process had a server of its own
+    servers: int | None = None  # fork servers its processes were children of
     inline_frames: list[str] | None = None  # the objects whose inline frames were read
     loops_by_process: dict[str, int] = field(default_factory=dict)
     loops: int | None = None  # the first process's

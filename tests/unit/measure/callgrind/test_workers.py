@@ -15,7 +15,13 @@ from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.proc import Completed, LaunchSpec
 from perflab.measure.callgrind.count_options import CountOptions, CountRun
 from perflab.measure.callgrind.switching import StatementPlan
-from perflab.measure.callgrind.workers import count_command, digest_statement, resolve_program
+from perflab.measure.callgrind.workers import (
+    MIN_SERVERS,
+    count_command,
+    digest_statement,
+    resolve_program,
+    server_groups,
+)
 from perflab.measure.worker_client import WorkerInfo
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Benchmark, Variant
@@ -117,3 +123,21 @@ def test_a_program_is_found_by_its_path_or_on_path(tmp_path: Path) -> None:
     assert resolve_program("./prog", str(tmp_path), {}) == os.path.join(tmp_path, "./prog")
     assert resolve_program("prog", None, {"PATH": str(tmp_path)}) == str(program)
     assert resolve_program("prog", None, {"PATH": "/nonexistent"}) is None
+
+
+def test_a_variant_s_two_processes_are_children_of_two_servers() -> None:
+    """Children of one server inherit its heap and agree; two servers of the same code can
+    settle apart (1.6% in PyWavelets's time_idwt), so the processes' spread must see them."""
+    assert MIN_SERVERS == 2
+    assert server_groups((0, 1), own_servers=False) == ((0,), (1,))
+
+
+def test_more_processes_are_split_in_contiguous_groups_among_two_servers() -> None:
+    assert server_groups((0, 1, 2, 3), own_servers=False) == ((0, 1), (2, 3))
+    assert server_groups((0, 1, 2), own_servers=False) == ((0, 1), (2,))
+
+
+def test_one_process_has_one_server_and_a_server_with_threads_one_per_process() -> None:
+    assert server_groups((2,), own_servers=False) == ((2,),)
+    assert server_groups((0, 1, 2), own_servers=True) == ((0,), (1,), (2,))
+    assert server_groups((), own_servers=False) == ()
