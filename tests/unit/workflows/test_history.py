@@ -98,17 +98,7 @@ def test_a_range_where_nothing_could_be_measured_is_an_error_with_the_reason() -
 def test_a_suites_benchmarks_each_have_their_series_from_one_listing() -> None:
     repo = FakeRepository()
     commits = repo.line("base", "a", "b", "slower sort", "d", "e")
-    listing = "".join(
-        json.dumps({"nodeid": f"test_x.py::{name}", "path": "test_x.py", "rootdir": "."}) + "\n"
-        for name in ("test_sort", "test_scan")
-    )
-
-    def collect(spec: LaunchSpec, stdin: str | None) -> Completed:
-        assert spec.env is not None
-        Path(spec.env[LIST_ENV]).write_text(listing)
-        return Completed(spec.argv, 0, "", "", 1)
-
-    runner = FakeRunner().on_run(r"^git ", repo).on_run(r"-m pytest --collect-only", collect)
+    runner = _suite_runner(repo)
     sort = dict(zip(commits, (100.0, 100.0, 100.0, 130.0, 130.0, 130.0), strict=True))
     runs = ScriptedRuns(dict.fromkeys(commits, 50.0), by_benchmark={"test_x.py::test_sort": sort})
     benchmark = Benchmarked(suite=Suite(pytest="tests/"), store_path=None, runner=runner,
@@ -230,17 +220,7 @@ def test_a_step_of_load_between_two_parts_is_levelled_through_their_shared_commi
 def test_a_suites_benchmarks_are_each_levelled_by_their_own_figures() -> None:
     repo = FakeRepository()
     commits = repo.line(*(f"c{i}" for i in range(40)))
-    listing = "".join(
-        json.dumps({"nodeid": f"test_x.py::{name}", "path": "test_x.py", "rootdir": "."}) + "\n"
-        for name in ("test_sort", "test_scan")
-    )
-
-    def collect(spec: LaunchSpec, stdin: str | None) -> Completed:
-        assert spec.env is not None
-        Path(spec.env[LIST_ENV]).write_text(listing)
-        return Completed(spec.argv, 0, "", "", 1)
-
-    runner = FakeRunner().on_run(r"^git ", repo).on_run(r"-m pytest --collect-only", collect)
+    runner = _suite_runner(repo)
     sort = {c: 200.0 * (1.03 if i >= 10 else 1.0) for i, c in enumerate(commits)}
     runs = ScriptedRuns(dict.fromkeys(commits, 50.0), by_benchmark={"test_x.py::test_sort": sort})
     benchmark = Benchmarked(suite=Suite(pytest="tests/"), store_path=None, runner=runner,
@@ -254,3 +234,18 @@ def test_a_suites_benchmarks_are_each_levelled_by_their_own_figures() -> None:
     for series in found.series:
         (scale,) = series.run_scales
         assert scale.shared_commit == commits[31] and scale.scale == pytest.approx(1 / 1.08)
+
+
+def _suite_runner(repo: FakeRepository) -> FakeRunner:
+    """A runner whose git is `repo` and whose pytest lists test_x.py's test_sort and test_scan."""
+    listing = "".join(
+        json.dumps({"nodeid": f"test_x.py::{name}", "path": "test_x.py", "rootdir": "."}) + "\n"
+        for name in ("test_sort", "test_scan")
+    )
+
+    def collect(spec: LaunchSpec, stdin: str | None) -> Completed:
+        assert spec.env is not None
+        Path(spec.env[LIST_ENV]).write_text(listing)
+        return Completed(spec.argv, 0, "", "", 1)
+
+    return FakeRunner().on_run(r"^git ", repo).on_run(r"-m pytest --collect-only", collect)
