@@ -13,7 +13,7 @@ from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Note, Sample, Severity, Variant
 from perflab.records.results import RunResult
-from perflab.records.run_facts import MachineInfo, VariantInfo
+from perflab.records.run_facts import VariantInfo
 from perflab.store import StoredRun
 
 
@@ -33,7 +33,7 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
             status=candidate.status,
             created_at=candidate.created_at,
             experiment=candidate.experiment,
-            machine=MachineInfo.from_json(candidate.machine),
+            machine=candidate.machine,
             comparisons=tuple(found.comparisons),
             notes=tuple(notes + found.notes),
             variant_info={k: VariantInfo.from_json(v) for k, v in candidate.variant_info.items()},

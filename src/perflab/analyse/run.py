@@ -21,7 +21,7 @@ from perflab.measure.lens import FAILED_ARTIFACT, BenchmarkData, LensAnalysis
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Comparison, Experiment, Note
 from perflab.records.results import RunResult
-from perflab.records.run_facts import MachineInfo, VariantInfo
+from perflab.records.run_facts import VariantInfo
 from perflab.store import StoredRun
 from perflab.store.analysis_cache import AnalysisCache
 
@@ -105,7 +105,7 @@ def _analyse_run(run: StoredRun) -> RunResult:
             status=run.status,
             created_at=run.created_at,
             experiment=experiment,
-            machine=MachineInfo.from_json(run.machine),
+            machine=run.machine,
             comparisons=tuple(comparisons),
             notes=tuple(dedupe_notes(notes)),
             variant_info={k: VariantInfo.from_json(v) for k, v in run.variant_info.items()},

@@ -9,6 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Artifact, BenchmarkData, Experiment, Note, Sample
+from perflab.records.run_facts import MachineInfo
 from perflab.store.runs import CodeRun, RunSummary, StoredRun
 
 
@@ -44,7 +45,7 @@ class RunRecorder(Protocol):
     """What measuring needs: somewhere to begin a run."""
 
     def begin_run(
-        self, experiment: Experiment, machine: Mapping[str, Any], perflab_version: str
+        self, experiment: Experiment, machine: MachineInfo, perflab_version: str
     ) -> RunSink: ...
 
 

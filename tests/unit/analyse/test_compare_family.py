@@ -11,6 +11,7 @@ from perflab.analyse.run import analyse_run
 from perflab.lenses.time.analyse import TimeDetails
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Benchmark, Comparison, Experiment, Sample, Variant
+from perflab.records.run_facts import MachineInfo
 from perflab.records.settings import Settings
 from perflab.stats.family import family_confidence
 from perflab.store.sqlite import StoredRun
@@ -56,7 +57,7 @@ def _run(run_id: int, variants: tuple[str, ...]) -> StoredRun:
         status=RunStatus.COMPLETE,
         perflab_version="0",
         experiment=experiment,
-        machine={},
+        machine=MachineInfo(),
         error=None,
         samples=_samples(variants, run_id),
         artifacts=(),
