@@ -108,7 +108,7 @@ def probe_events(
     One bad name never hides the others (the driver's probe sets each refused name aside); a
     failure of perf that names no event stops the lens."""
     facts = facts or host_facts()
-    probe = probe_stat(runner, events, perf=perf or find_perf())
+    probe = probe_stat(runner, events, perf=perf or find_perf(runner))
     unavailable: list[UnavailableEvent] = []
     for refused in probe.refused:
         if refused.refusal is Refusal.FAILED:
@@ -253,7 +253,7 @@ class CountersLens:
         return self._probed[key]
 
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
-        find_perf()
+        find_perf(runner)
         events = requested_events(experiment.settings)
         usable, unavailable, user_only = self._probe(runner, events)
         if not usable:
@@ -286,7 +286,7 @@ class CountersLens:
         )
         if not usable:
             return
-        perf = find_perf()
+        perf = find_perf(context.runner)
         if benchmark.kind is BenchmarkKind.STATEMENT:
             self._measure_statement(benchmark, context, usable, perf)
         else:

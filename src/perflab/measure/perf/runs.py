@@ -216,7 +216,7 @@ class _CommandRecording:
         self.recipe = recipe
         self.tmp = tmp
         self.context = sampler.session.context
-        self.perf = find_perf()
+        self.perf = find_perf(self.context.runner)
         self.runs = [_CommandRuns({r: [] for r in recipe.readings}) for _ in self.variants]
 
     @property
