@@ -53,7 +53,7 @@ def _sampler(
         default_python="/usr/bin/python3",
     )
     clock = Clock()
-    session = LensSession(BENCH, context, clock, lens="test")
+    session = LensSession(BENCH, context, clock, schedule="test")
     return InterleavedSampler(session, Metric.TIME), clock, progress
 
 

@@ -19,7 +19,7 @@ def test_a_session_starts_every_worker_under_its_wrap_and_releases_it_after_clos
     worker = ScriptedWorker(loop_ns)
     runner = FakeRunner().on_spawn("statement_worker", worker)
     context, _ = lens_context(runner, FAST)
-    session = LensSession(BENCH, context, FakeClock(), lens="counters")
+    session = LensSession(BENCH, context, FakeClock(), schedule="counters")
     events: list[str] = []
 
     def wrap(index: int) -> WorkerWrap:

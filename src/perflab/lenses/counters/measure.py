@@ -297,7 +297,7 @@ class CountersLens:
     def _measure_statement(
         self, benchmark: Benchmark, context: LensContext, events: Sequence[str], perf: str
     ) -> None:
-        session = LensSession(benchmark, context, lens="counters")
+        session = LensSession(benchmark, context, schedule="counters")
         sampler = InterleavedSampler(session, COUNTERS)
         loops: list[int] | None = None  # per variant, calibrated in the first generation
 
@@ -472,7 +472,7 @@ class CountersLens:
         self, benchmark: Benchmark, context: LensContext, events: Sequence[str], perf: str
     ) -> None:
         settings = context.experiment.settings
-        sampler = InterleavedSampler(LensSession(benchmark, context, lens="counters"), COUNTERS)
+        sampler = InterleavedSampler(LensSession(benchmark, context, schedule="counters"), COUNTERS)
 
         def enough(blocks: int) -> bool:
             return blocks >= settings.min_command_blocks and (
