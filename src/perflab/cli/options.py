@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.cli.changes import add_build_options, add_change_commands
-from perflab.cli.commands import add_run_like_commands
+from perflab.cli.declarations import add_run_like_commands
 from perflab.cli.parameters import add_parameter_options, parameter_grid, with_placeholders
 from perflab.cli.publish import add_publish_command
 from perflab.cli.workflows import WORKFLOWS
