@@ -8,8 +8,9 @@ from perflab.machine.fake_processes import FakeProcess, FakeRunner
 from perflab.machine.proc import LaunchSpec
 from perflab.measure.session import LensSession, WorkerWrap
 from perflab.records.errors import ConfigError
+from tests.support.clocks import FakeClock
 from tests.support.fast_settings import FAST
-from tests.support.lens_contexts import BENCH, FakeClock, lens_context, loop_ns
+from tests.support.lens_contexts import BENCH, lens_context, loop_ns
 from tests.support.scripted_worker import ScriptedWorker
 
 SUBJECT = "perflab.measure.session"

@@ -19,8 +19,9 @@ from perflab.measure.lens import MemorySink
 from perflab.records.errors import ToolUnavailableError
 from perflab.records.model import Benchmark, Experiment
 from perflab.tool_output.perf_stat import Availability
+from tests.support.clocks import FakeClock
 from tests.support.fast_settings import FAST
-from tests.support.lens_contexts import BENCH, VARIANTS, FakeClock, lens_context, loop_ns
+from tests.support.lens_contexts import BENCH, VARIANTS, lens_context, loop_ns
 from tests.support.scripted_perf import ScriptedPerf
 from tests.support.scripted_worker import ScriptedWorker
 
