@@ -138,23 +138,25 @@ def _shared(baseline: StoredRun, candidate: StoredRun) -> _MeasuredInBoth:
 def _missing(baseline: StoredRun, candidate: StoredRun, shared: _MeasuredInBoth) -> list[str]:
     """What the two runs do not share, each side's names in words."""
 
-    def names(run: StoredRun, kind: str) -> str:
-        if kind == "variant":
-            return ", ".join(v.name for v in run.experiment.variants)
-        if kind == "benchmark":
-            return ", ".join(b.name for b in run.experiment.benchmarks)
+    def variants(run: StoredRun) -> str:
+        return ", ".join(v.name for v in run.experiment.variants)
+
+    def benchmarks(run: StoredRun) -> str:
+        return ", ".join(b.name for b in run.experiment.benchmarks)
+
+    def lenses(run: StoredRun) -> str:
         return ", ".join(str(m) for m in run.experiment.settings.metrics)
 
     missing = []
-    for kind, found in (
-        ("variant", shared.variants),
-        ("benchmark", shared.benchmarks),
-        ("lens", shared.metrics),
+    for kind, found, names in (
+        ("variant", shared.variants, variants),
+        ("benchmark", shared.benchmarks, benchmarks),
+        ("lens", shared.metrics, lenses),
     ):
         if not found:
             missing.append(
-                f"{kind} ({_name(baseline)}: {names(baseline, kind) or 'none'}; "
-                f"{_name(candidate)}: {names(candidate, kind) or 'none'})"
+                f"{kind} ({_name(baseline)}: {names(baseline) or 'none'}; "
+                f"{_name(candidate)}: {names(candidate) or 'none'})"
             )
     if not shared.metrics and (baseline.source or candidate.source):
         missing[-1] += ": a JSON file is compared by its time samples only"
