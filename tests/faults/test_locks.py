@@ -23,16 +23,10 @@ VICTIM_TEXT = "a file of the user's that perflab must never write\n"
 
 
 def _run(tmp_path: Path, locks: Path) -> tuple[int, str]:
-    env_before = os.environ.get(LOCK_DIR_VARIABLE)
-    os.environ[LOCK_DIR_VARIABLE] = str(locks)
-    try:
+    with pytest.MonkeyPatch.context() as patch:  # the variable only for this perflab
+        patch.setenv(LOCK_DIR_VARIABLE, str(locks))
         perflab = start("run", "--stmt", "pass", "-v", "A", "-v", "B", "--budget", "0.3", "-q",
                         *QUICK, cwd=tmp_path)  # fmt: skip
-    finally:
-        if env_before is None:
-            del os.environ[LOCK_DIR_VARIABLE]
-        else:
-            os.environ[LOCK_DIR_VARIABLE] = env_before
     code, _, err = perflab.finish()
     assert processes_left(perflab.tag) == []
     return code, err

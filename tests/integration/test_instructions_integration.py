@@ -21,6 +21,7 @@ from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProg
 from perflab.records.errors import BenchmarkFailedError, ConfigError
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.records.run_facts import MachineInfo
 from perflab.records.settings import Settings
 
 pytestmark = [
@@ -318,7 +319,7 @@ def test_python_statements_count_only_the_statement_and_repeat_within_1e4() -> N
     # same code, same work: the unread toggle is named; the A/A (nothing differs) and the toggle
     # the setup reads (N=200) get no such note
     experiment = Experiment((benchmark,), variants, Settings())
-    notes = same_work_notes(experiment, analysis.comparisons, {"avx512": False})
+    notes = same_work_notes(experiment, analysis.comparisons, MachineInfo(avx512=False))
     assert unread.verdict is Verdict.EQUIVALENT
     assert [n.variant for n in notes] == ["n100-inf"]
     assert re.fullmatch(
@@ -404,7 +405,7 @@ def test_an_a_a_of_a_torch_statement_is_equivalent_and_claims_nothing() -> None:
     # what differs between processes is reported (a warning), never claimed
     assert all("worker processes of" in note.message for note in analysis.notes)
     experiment = Experiment((benchmark,), (Variant("A"), Variant("B")), Settings())
-    assert same_work_notes(experiment, analysis.comparisons, {"avx512": False}) == []
+    assert same_work_notes(experiment, analysis.comparisons, MachineInfo(avx512=False)) == []
     info = sink.variant_info["A"]["instructions"]
     assert info["processes"] in (2, 3) and len(info["loops_by_process"]) == info["processes"]
 

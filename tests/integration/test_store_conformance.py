@@ -18,6 +18,7 @@ from perflab.api import make_experiment
 from perflab.records.errors import StoreError
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Artifact, Benchmark, Experiment, Note, Sample, Severity, Variant
+from perflab.records.run_facts import MachineInfo
 from perflab.store import RunStore, StoreKind, StoreLocation, location_facts, open_store
 from perflab.store.migrations import SCHEMA_VERSION
 from tests.support import postgres_server
@@ -120,7 +121,7 @@ def test_a_new_store_is_made_at_the_current_schema_and_reopened_as_it_is(
     assert store.list_runs() == [] and store.run_ids() == [] and store.runs_of_code() == []
     with pytest.raises(StoreError, match="the store is empty"):
         store.resolve_run_id("latest")
-    run_id = store.begin_run(EXPERIMENT, {}, "0.test").run_id
+    run_id = store.begin_run(EXPERIMENT, MachineInfo(), "0.test").run_id
     store.close()
     again = open_store(location)  # nothing left to migrate: the run is kept
     assert backend.schema_version(location) == SCHEMA_VERSION
@@ -137,11 +138,11 @@ def test_reading_where_no_store_is_refuses_and_makes_nothing(
 
 
 def test_a_store_opened_for_reading_writes_no_run(store: RunStore, location: StoreLocation) -> None:
-    store.begin_run(EXPERIMENT, {}, "0.test").finish(RunStatus.COMPLETE)
+    store.begin_run(EXPERIMENT, MachineInfo(), "0.test").finish(RunStatus.COMPLETE)
     reader = open_store(location, create=False)
     assert reader.read_only and len(reader.list_runs()) == 1
     with pytest.raises(StoreError, match="opened for reading"):
-        reader.begin_run(EXPERIMENT, {}, "0.test")
+        reader.begin_run(EXPERIMENT, MachineInfo(), "0.test")
     reader.close()
 
 
@@ -161,7 +162,7 @@ def test_the_location_facts_name_the_backend_and_where_runs_are_read(
     facts = location_facts(location)
     assert facts.kind is backend.kind
     with closing(open_store(location)) as store:
-        run_id = store.begin_run(EXPERIMENT, {}, "0.test").run_id
+        run_id = store.begin_run(EXPERIMENT, MachineInfo(), "0.test").run_id
     facts = location_facts(location)
     assert facts.exists
     with closing(open_store(location, create=facts.create_to_read)) as reader:
@@ -172,7 +173,7 @@ def test_the_location_facts_name_the_backend_and_where_runs_are_read(
 
 
 def test_a_run_reads_back_as_it_was_written(store: RunStore, location: StoreLocation) -> None:
-    writer = store.begin_run(EXPERIMENT, {"cpu_model": "x", "cores": 8}, "0.test")
+    writer = store.begin_run(EXPERIMENT, MachineInfo(cpu_model="x", cores=8), "0.test")
     # every field, a 64-bit clock, NULLs where a lens accounts nothing
     full = Sample("b", "A", TIME, "wall_ns", 5.0, loops=10, generation=1, block=2, position=1,
                   cpu=3, at_ns=2**62 + 7, warmup=True, run_queue_ns=4, cpu_ns=3,
@@ -192,7 +193,7 @@ def test_a_run_reads_back_as_it_was_written(store: RunStore, location: StoreLoca
     with closing(open_store(location, create=False)) as reader:
         run = reader.load_run(writer.run_id)
         listed = reader.list_runs()
-    assert run.experiment == EXPERIMENT and run.machine == {"cpu_model": "x", "cores": 8}
+    assert run.experiment == EXPERIMENT and run.machine.to_json() == {"cpu_model": "x", "cores": 8}
     assert run.samples == (full, bare) and run.samples[0].per_iteration == 0.5
     assert run.artifacts == (artifact,)
     assert run.notes == (note, Note(Severity.INFO, "said once"))
@@ -211,7 +212,7 @@ def test_a_run_reads_back_as_it_was_written(store: RunStore, location: StoreLoca
 
 
 def test_a_run_read_for_some_metrics_holds_only_theirs(store: RunStore) -> None:
-    writer = store.begin_run(EXPERIMENT, {}, "0.test")
+    writer = store.begin_run(EXPERIMENT, MachineInfo(), "0.test")
     writer.add_sample(_sample(TIME, 1.0))
     writer.add_sample(_sample(RSS, 2.0))
     writer.add_artifact(Artifact("b", "A", RSS, "k", "c"))
@@ -224,18 +225,18 @@ def test_a_run_read_for_some_metrics_holds_only_theirs(store: RunStore) -> None:
 
 
 def test_a_run_reads_its_own_samples_so_far(store: RunStore) -> None:
-    writer = store.begin_run(EXPERIMENT, {}, "0.test")
+    writer = store.begin_run(EXPERIMENT, MachineInfo(), "0.test")
     writer.add_sample(_sample(TIME, 1.0))
     writer.add_sample(_sample(RSS, 2.0))
     writer.add_sample(_sample(TIME, 3.0, benchmark="other"))
-    other = store.begin_run(EXPERIMENT, {}, "0.test")
+    other = store.begin_run(EXPERIMENT, MachineInfo(), "0.test")
     other.add_sample(_sample(TIME, 7.0))
     assert [s.value for s in writer.data_for("b", TIME).samples] == [1.0]
     assert [s.value for s in other.data_for("b", TIME).samples] == [7.0]
 
 
 def test_a_renamed_benchmark_is_renamed_in_everything_the_run_stored(store: RunStore) -> None:
-    writer = store.begin_run(EXPERIMENT, {}, "0.test")
+    writer = store.begin_run(EXPERIMENT, MachineInfo(), "0.test")
     writer.add_sample(_sample(TIME, 1.0))
     writer.add_artifact(Artifact("b", "A", TIME, "k", "c"))
     writer.add_note(Note(Severity.INFO, "n", benchmark="b"))
@@ -249,7 +250,7 @@ def test_a_renamed_benchmark_is_renamed_in_everything_the_run_stored(store: RunS
 
 
 def test_run_references(store: RunStore) -> None:
-    ids = [store.begin_run(EXPERIMENT, {}, "0.test").run_id for _ in range(3)]
+    ids = [store.begin_run(EXPERIMENT, MachineInfo(), "0.test").run_id for _ in range(3)]
     assert store.run_ids() == ids
     assert store.resolve_run_id("latest") == store.resolve_run_id(" last ") == ids[-1]
     assert store.resolve_run_id(-2) == ids[1] and store.resolve_run_id(str(ids[0])) == ids[0]
@@ -265,8 +266,8 @@ def test_run_references(store: RunStore) -> None:
 
 
 def test_the_list_is_newest_first_with_its_sample_counts(store: RunStore) -> None:
-    first = store.begin_run(EXPERIMENT, {}, "0.test")
-    second = store.begin_run(EXPERIMENT, {}, "0.test")
+    first = store.begin_run(EXPERIMENT, MachineInfo(), "0.test")
+    second = store.begin_run(EXPERIMENT, MachineInfo(), "0.test")
     first.add_sample(_sample(TIME, 1.0))
     first.finish(RunStatus.COMPLETE)
     listed = store.list_runs()
@@ -277,7 +278,7 @@ def test_the_list_is_newest_first_with_its_sample_counts(store: RunStore) -> Non
 
 
 def test_the_runs_of_code_are_those_with_a_commit_oldest_first(store: RunStore) -> None:
-    plain, first, second = (store.begin_run(EXPERIMENT, {}, "0.test") for _ in range(3))
+    plain, first, second = (store.begin_run(EXPERIMENT, MachineInfo(), "0.test") for _ in range(3))
     plain.add_variant_info("A", {"provenance": {"ref": "main"}})  # no commit: not code
     second.add_variant_info("A", {"provenance": COMMIT})
     first.add_variant_info("B", {"provenance": {**COMMIT, "extra": 1}})
@@ -292,7 +293,7 @@ def test_the_runs_of_code_are_those_with_a_commit_oldest_first(store: RunStore) 
 def _write_one_run(location: StoreLocation, writer_number: int, n_samples: int) -> int:
     store = open_store(location)  # every writer opens a new store at once: one makes it
     writer = store.begin_run(make_experiment(stmt="pass", variants=["A", "B"]),
-                             {"writer": writer_number}, "test")  # fmt: skip
+                             MachineInfo.from_json({"writer": writer_number}), "test")  # fmt: skip
     for i in range(n_samples):
         writer.add_sample(
             Sample(

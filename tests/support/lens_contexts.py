@@ -3,7 +3,6 @@ lenses' measuring loops (and of measure.session) start from."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from perflab.machine.fake_processes import FakeRunner
@@ -11,27 +10,17 @@ from perflab.machine.proc import LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings
+from tests.support.clocks import FakeClock
 
 BENCH = Benchmark(name="b", stmt="f()", setup="pass")
 VARIANTS = (Variant("A"), Variant("B", env={"FAST": "1"}))
 
 
-class FakeClock:
-    """Each reading advances 10 ms: budgets run out after a known number of steps."""
-
-    def __init__(self) -> None:
-        self.now_ns = 0
-
-    def __call__(self) -> int:
-        self.now_ns += 10_000_000
-        return self.now_ns
-
-
 def lens_context(
-    runner: FakeRunner, settings: Settings, clock_ns: Callable[[], int] = time.monotonic_ns
+    runner: FakeRunner, settings: Settings, clock_ns: Callable[[], int] | None = None
 ) -> tuple[LensContext, MemorySink]:
-    """A context on CPU 1 whose run's clock is `clock_ns` (a `FakeClock` spends the lens's share
-    without waiting for it)."""
+    """A context on CPU 1 whose run's clock is `clock_ns` (None: a new `FakeClock`, which spends
+    the lens's share without waiting for it)."""
     sink = MemorySink()
     experiment = Experiment(benchmarks=(BENCH,), variants=VARIANTS, settings=settings)
     context = LensContext(
@@ -41,7 +30,7 @@ def lens_context(
         progress=NullProgress(),
         cpu=1,
         default_python="/usr/bin/python3",
-        clock_ns=clock_ns,
+        clock_ns=FakeClock() if clock_ns is None else clock_ns,
     )
     return context, sink
 

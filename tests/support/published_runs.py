@@ -13,6 +13,7 @@ from perflab.analyse.run import analyse_run
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Benchmark, Experiment, Sample, Variant
 from perflab.records.results import RunResult
+from perflab.records.run_facts import MachineInfo
 from perflab.records.settings import Settings
 from perflab.store import SqliteStore, StoredRun
 
@@ -46,7 +47,9 @@ def write_run(
         ),
         settings=Settings(metrics=(Metric.TIME,)),
     )
-    writer = store.begin_run(experiment, machine or {"cpu_model": "test"}, "0")
+    writer = store.begin_run(
+        experiment, MachineInfo.from_json(machine or {"cpu_model": "test"}), "0"
+    )
     rng = random.Random(seed)
     for name, (commit, subject) in zip(names, commits, strict=True):
         provenance = {"commit": commit, "subject": subject, "tree": "t" + commit[1:], "changes": []}

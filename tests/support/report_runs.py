@@ -131,7 +131,48 @@ def rss_samples() -> list[Sample]:
 def synthetic_run(*, rss: bool = False) -> tuple[RunResult, StoredRun]:
     """A run with every lens's details, raw time samples over 3 generations and folded stacks;
     with `rss`, the rss lens's too (its samples, analysed by the lens: rss_samples)."""
-    experiment = Experiment(
+    experiment = _experiment(rss)
+    samples = _time_samples()
+    artifacts = (
+        Artifact("sorted(data)", "presorted", Metric.PROFILE, "folded", BASELINE_FOLDED),
+        Artifact("sorted(data)", "shuffled", Metric.PROFILE, "folded", VARIANT_FOLDED),
+    )
+    comparisons: tuple[Comparison, ...] = (
+        _time_comparison(samples),
+        _instructions_comparison(),
+        _comparison(Metric.COUNTERS, 1.0, Verdict.EQUIVALENT),
+        _profile_comparison(),
+        _asm_comparison(),
+        _torch_comparison(),
+    )
+    notes = _notes()
+    if rss:
+        analysis = analyse_rss(
+            experiment.benchmarks[0],
+            ["presorted", "shuffled"],
+            BenchmarkData(tuple(rss_samples())),
+            experiment.settings,
+        )
+        comparisons = (*comparisons, *analysis.comparisons)
+        notes = (*notes, *analysis.notes)
+        samples.extend(rss_samples())
+    result = RunResult(
+        run_id=7,
+        status=RunStatus.COMPLETE,
+        created_at="2026-01-01T00:00:00+00:00",
+        experiment=experiment,
+        machine=MachineInfo.from_json(MACHINE),
+        comparisons=comparisons,
+        notes=notes,
+        variant_info={"presorted": VariantInfo(python_version="3.11.7")},
+        differences=("env SHUFFLE: presorted=None, shuffled=1",),
+    )
+    result = with_sections(result)
+    return result, _stored(result, samples, artifacts, notes)
+
+
+def _experiment(rss: bool) -> Experiment:
+    return Experiment(
         benchmarks=(Benchmark("sorted(data)", stmt="sorted(data)"),),
         variants=(Variant("presorted"), Variant("shuffled", env={"SHUFFLE": "1"})),
         settings=Settings(
@@ -146,7 +187,62 @@ def synthetic_run(*, rss: bool = False) -> tuple[RunResult, StoredRun]:
             )
         ),
     )
-    samples = []
+
+
+def _notes() -> tuple[Note, ...]:
+    return (
+        Note(Severity.INFO, "sample times look bimodal", benchmark="sorted(data)"),
+        Note(
+            Severity.WARNING,
+            "samples became 26% slower over the run",
+            hint="check for background jobs",
+            benchmark="sorted(data)",
+            variant="shuffled",
+            metric=Metric.TIME,
+        ),
+    )
+
+
+def _stored(
+    result: RunResult,
+    samples: list[Sample],
+    artifacts: tuple[Artifact, ...],
+    notes: tuple[Note, ...],
+) -> StoredRun:
+    """The stored run `result` was analysed from."""
+    return StoredRun(
+        run_id=7,
+        created_at=result.created_at,
+        finished_at=None,
+        status=RunStatus.COMPLETE,
+        perflab_version="0",
+        experiment=result.experiment,
+        machine=result.machine,
+        error=None,
+        samples=tuple(samples),
+        artifacts=artifacts,
+        notes=notes,
+        variant_info={"presorted": {"python_version": "3.11.7"}},
+    )
+
+
+# the machine of synthetic_run, as its JSON document writes it
+MACHINE = {
+    "cpu_model": "AMD EPYC 9R14",
+    "cores": 2,
+    "pinned_cpu": 1,
+    "kernel": "6.1.0",
+    "hypervisor": True,
+    "hypervisor_vendor": "Amazon EC2",
+    "boost": "unknown",
+    "load_average": [0.5, 0.4, 0.3],
+}
+
+
+def _time_samples() -> list[Sample]:
+    """3 generations of 8 blocks, the shuffled variant 15 times slower, every third block 10%
+    slower."""
+    samples: list[Sample] = []
     for generation in range(3):
         for block in range(8):
             for position, (variant, base) in enumerate((("presorted", 20e3), ("shuffled", 3e5))):
@@ -167,176 +263,119 @@ def synthetic_run(*, rss: bool = False) -> tuple[RunResult, StoredRun]:
                         warmup=block == 0,
                     )
                 )
-    artifacts = (
-        Artifact("sorted(data)", "presorted", Metric.PROFILE, "folded", BASELINE_FOLDED),
-        Artifact("sorted(data)", "shuffled", Metric.PROFILE, "folded", VARIANT_FOLDED),
-    )
-    comparisons = (
-        _comparison(Metric.TIME, 15.0, Verdict.SLOWER, baseline_spread=0.02, variant_spread=0.03),
-        _comparison(
-            Metric.INSTRUCTIONS,
-            1.5,
-            Verdict.SLOWER,
-            attribution="inline-aware",
-            functions=[
-                {
-                    "name": "merge_at",
-                    "object": "libpy.so",
-                    "baseline": 10.0,
-                    "variant": 900.0,
-                    "delta": 890.0,
-                    "variant_inclusive": 1200.0,
-                    "presence": "both",
-                },
-                {
-                    "name": "gone",
-                    "object": "libpy.so",
-                    "baseline": 50.0,
-                    "variant": 0.0,
-                    "delta": -50.0,
-                    "variant_inclusive": 0.0,
-                    "presence": "baseline_only",
-                },
-            ],
-            inlining_changes=[{"sentence": "`helper` is outlined now: +12 self"}],
-        ),  # fmt: skip
-        _comparison(Metric.COUNTERS, 1.0, Verdict.EQUIVALENT),
-        _comparison(
-            Metric.PROFILE,
-            2.0,
-            Verdict.INCONCLUSIVE,
-            symbols=[
-                {
-                    "name": "merge_at",
-                    "object": "libpy.so",
-                    "baseline_share": 0.0,
-                    "variant_share": 0.3,
-                    "delta": 0.3,
-                    "variant_children_share": 0.4,
-                }
-            ],
-            appeared=["merge_at"],
-            sampled_event="cpu-clock",
-            extra_seconds_to_decide=120.0,
-        ),  # fmt: skip
-        _comparison(
-            Metric.ASM,
-            1.1,
-            Verdict.SLOWER,
-            functions=[
-                {
-                    "name": "relu_kernel",
-                    "baseline": {
-                        "size_bytes": 64,
-                        "instructions": 12,
-                        "vector_width_bits": 256,
-                        "cost_share": 0.4,
-                    },
-                    "variant": {"size_bytes": 70, "instructions": 12, "vector_width_bits": 512},
-                    "calls_added": ["memcpy"],
-                    "calls_removed": [],
-                    "change": "now 512-bit",
-                    "diff": ASM_DIFF,
-                },
-            ],
-            ratio_kind="code size",
-        ),  # fmt: skip
-        _comparison(
-            Metric.TORCH,
-            0.8,
-            Verdict.FASTER,
-            ops=[
-                {
-                    "name": "aten::add",
-                    "baseline_calls_per_iteration": 1.0,
-                    "variant_calls_per_iteration": 1.0,
-                    "baseline_self_us_per_iteration": 5.0,
-                    "variant_self_us_per_iteration": 4.0,
-                }
-            ],
-            disappeared=["aten::empty"],
-            baseline_torch_version="2.13.0",
-            variant_torch_version="2.13.0",
-            baseline_cpu_capability="AVX512",
-            variant_cpu_capability="AVX2",
-        ),
-    )
-    machine = {
-        "cpu_model": "AMD EPYC 9R14",
-        "cores": 2,
-        "pinned_cpu": 1,
-        "kernel": "6.1.0",
-        "hypervisor": True,
-        "hypervisor_vendor": "Amazon EC2",
-        "boost": "unknown",
-        "load_average": [0.5, 0.4, 0.3],
-    }
-    notes = (
-        Note(Severity.INFO, "sample times look bimodal", benchmark="sorted(data)"),
-        Note(
-            Severity.WARNING,
-            "samples became 26% slower over the run",
-            hint="check for background jobs",
-            benchmark="sorted(data)",
-            variant="shuffled",
-            metric=Metric.TIME,
-        ),
-    )
+    return samples
+
+
+def _time_comparison(samples: list[Sample]) -> Comparison:
     time_details = JsonDetails(
         {"baseline_spread": 0.02, "variant_spread": 0.03},
         series=time_series(samples, ["presorted", "shuffled"]),
         group_ratios=((0, 14.8), (1, 15.0), (2, 15.2)),
     )
-    profile = comparisons[3]
+    time = _comparison(Metric.TIME, 15.0, Verdict.SLOWER, baseline_spread=0.02, variant_spread=0.03)
+    return dataclasses.replace(time, details=time_details)
+
+
+def _instructions_comparison() -> Comparison:
+    return _comparison(
+        Metric.INSTRUCTIONS,
+        1.5,
+        Verdict.SLOWER,
+        attribution="inline-aware",
+        functions=[
+            {
+                "name": "merge_at",
+                "object": "libpy.so",
+                "baseline": 10.0,
+                "variant": 900.0,
+                "delta": 890.0,
+                "variant_inclusive": 1200.0,
+                "presence": "both",
+            },
+            {
+                "name": "gone",
+                "object": "libpy.so",
+                "baseline": 50.0,
+                "variant": 0.0,
+                "delta": -50.0,
+                "variant_inclusive": 0.0,
+                "presence": "baseline_only",
+            },
+        ],
+        inlining_changes=[{"sentence": "`helper` is outlined now: +12 self"}],
+    )
+
+
+def _profile_comparison() -> Comparison:
+    flame = differential_tree(parse_folded(BASELINE_FOLDED), parse_folded(VARIANT_FOLDED))
+    profile = _profiled()
     assert isinstance(profile.details, JsonDetails)
-    comparisons = (
-        dataclasses.replace(comparisons[0], details=time_details),
-        *comparisons[1:3],
-        dataclasses.replace(
-            profile,
-            details=dataclasses.replace(
-                profile.details,
-                flame=differential_tree(
-                    parse_folded(BASELINE_FOLDED), parse_folded(VARIANT_FOLDED)
-                ),
-            ),
-        ),
-        *comparisons[4:],
+    return dataclasses.replace(profile, details=dataclasses.replace(profile.details, flame=flame))
+
+
+def _profiled() -> Comparison:
+    return _comparison(
+        Metric.PROFILE,
+        2.0,
+        Verdict.INCONCLUSIVE,
+        symbols=[
+            {
+                "name": "merge_at",
+                "object": "libpy.so",
+                "baseline_share": 0.0,
+                "variant_share": 0.3,
+                "delta": 0.3,
+                "variant_children_share": 0.4,
+            }
+        ],
+        appeared=["merge_at"],
+        sampled_event="cpu-clock",
+        extra_seconds_to_decide=120.0,
     )
-    if rss:
-        analysis = analyse_rss(
-            experiment.benchmarks[0],
-            ["presorted", "shuffled"],
-            BenchmarkData(tuple(rss_samples())),
-            experiment.settings,
-        )
-        comparisons = (*comparisons, *analysis.comparisons)
-        notes = (*notes, *analysis.notes)
-        samples.extend(rss_samples())
-    result = RunResult(
-        run_id=7,
-        status=RunStatus.COMPLETE,
-        created_at="2026-01-01T00:00:00+00:00",
-        experiment=experiment,
-        machine=MachineInfo.from_json(machine),
-        comparisons=comparisons,
-        notes=notes,
-        variant_info={"presorted": VariantInfo(python_version="3.11.7")},
-        differences=("env SHUFFLE: presorted=None, shuffled=1",),
+
+
+def _asm_comparison() -> Comparison:
+    return _comparison(
+        Metric.ASM,
+        1.1,
+        Verdict.SLOWER,
+        functions=[
+            {
+                "name": "relu_kernel",
+                "baseline": {
+                    "size_bytes": 64,
+                    "instructions": 12,
+                    "vector_width_bits": 256,
+                    "cost_share": 0.4,
+                },
+                "variant": {"size_bytes": 70, "instructions": 12, "vector_width_bits": 512},
+                "calls_added": ["memcpy"],
+                "calls_removed": [],
+                "change": "now 512-bit",
+                "diff": ASM_DIFF,
+            },
+        ],
+        ratio_kind="code size",
     )
-    result = with_sections(result)
-    run = StoredRun(
-        run_id=7,
-        created_at=result.created_at,
-        finished_at=None,
-        status=RunStatus.COMPLETE,
-        perflab_version="0",
-        experiment=experiment,
-        machine=machine,
-        error=None,
-        samples=tuple(samples),
-        artifacts=artifacts,
-        notes=notes,
-        variant_info={"presorted": {"python_version": "3.11.7"}},
+
+
+def _torch_comparison() -> Comparison:
+    return _comparison(
+        Metric.TORCH,
+        0.8,
+        Verdict.FASTER,
+        ops=[
+            {
+                "name": "aten::add",
+                "baseline_calls_per_iteration": 1.0,
+                "variant_calls_per_iteration": 1.0,
+                "baseline_self_us_per_iteration": 5.0,
+                "variant_self_us_per_iteration": 4.0,
+            }
+        ],
+        disappeared=["aten::empty"],
+        baseline_torch_version="2.13.0",
+        variant_torch_version="2.13.0",
+        baseline_cpu_capability="AVX512",
+        variant_cpu_capability="AVX2",
     )
-    return result, run

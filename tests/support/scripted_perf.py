@@ -83,6 +83,7 @@ class ScriptedPerf:
 
     def runner(self, runner: FakeRunner | None = None) -> FakeRunner:
         runner = runner or FakeRunner()
+        runner.tools.setdefault("perf", PERF)  # scripted, so installed
         runner.on_run(r"^\S*perf stat .* -- true$", self._stat_probe)
         runner.on_run(r"^\S*perf stat ", self._stat_command)
         runner.on_spawn(r"^\S*perf stat ", self._stat_worker)

@@ -13,7 +13,7 @@ from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Note, Sample, Severity, Variant
 from perflab.records.results import RunResult
-from perflab.records.run_facts import MachineInfo, VariantInfo
+from perflab.records.run_facts import VariantInfo
 from perflab.store import StoredRun
 
 
@@ -33,7 +33,7 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
             status=candidate.status,
             created_at=candidate.created_at,
             experiment=candidate.experiment,
-            machine=MachineInfo.from_json(candidate.machine),
+            machine=candidate.machine,
             comparisons=tuple(found.comparisons),
             notes=tuple(notes + found.notes),
             variant_info={k: VariantInfo.from_json(v) for k, v in candidate.variant_info.items()},
@@ -138,23 +138,25 @@ def _shared(baseline: StoredRun, candidate: StoredRun) -> _MeasuredInBoth:
 def _missing(baseline: StoredRun, candidate: StoredRun, shared: _MeasuredInBoth) -> list[str]:
     """What the two runs do not share, each side's names in words."""
 
-    def names(run: StoredRun, kind: str) -> str:
-        if kind == "variant":
-            return ", ".join(v.name for v in run.experiment.variants)
-        if kind == "benchmark":
-            return ", ".join(b.name for b in run.experiment.benchmarks)
+    def variants(run: StoredRun) -> str:
+        return ", ".join(v.name for v in run.experiment.variants)
+
+    def benchmarks(run: StoredRun) -> str:
+        return ", ".join(b.name for b in run.experiment.benchmarks)
+
+    def lenses(run: StoredRun) -> str:
         return ", ".join(str(m) for m in run.experiment.settings.metrics)
 
     missing = []
-    for kind, found in (
-        ("variant", shared.variants),
-        ("benchmark", shared.benchmarks),
-        ("lens", shared.metrics),
+    for kind, found, names in (
+        ("variant", shared.variants, variants),
+        ("benchmark", shared.benchmarks, benchmarks),
+        ("lens", shared.metrics, lenses),
     ):
         if not found:
             missing.append(
-                f"{kind} ({_name(baseline)}: {names(baseline, kind) or 'none'}; "
-                f"{_name(candidate)}: {names(candidate, kind) or 'none'})"
+                f"{kind} ({_name(baseline)}: {names(baseline) or 'none'}; "
+                f"{_name(candidate)}: {names(candidate) or 'none'})"
             )
     if not shared.metrics and (baseline.source or candidate.source):
         missing[-1] += ": a JSON file is compared by its time samples only"

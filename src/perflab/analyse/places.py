@@ -18,6 +18,7 @@ from typing import Any
 from perflab.lenses.registry import wall_time_metrics
 from perflab.records.errors import StoreError
 from perflab.records.kinds import ArtifactScope, Metric
+from perflab.records.run_facts import MachineInfo
 from perflab.records.workflow_results import HistoryPoint
 from perflab.store import StoredRun, StoreLocation, open_store
 
@@ -49,7 +50,7 @@ class Place:
 
 
 def cell_place(facts: Mapping[str, Any]) -> Place:
-    """A place from a cell's facts (the cluster artifact's content) or a run's machine facts."""
+    """A place from a cell's facts (the cluster artifact's content: its node and machine)."""
     reference = facts.get("reference_ns")
     return Place(
         hostname=str(facts.get("hostname") or facts.get("node_ip") or "unknown"),
@@ -59,10 +60,19 @@ def cell_place(facts: Mapping[str, Any]) -> Place:
     )
 
 
+def machine_place(machine: MachineInfo) -> Place:
+    """A place from a run's machine facts (no Ray node)."""
+    return Place(
+        hostname=machine.hostname or "unknown",
+        cpu_model=machine.cpu_model or "",
+        reference_ns=machine.reference_ns,
+    )
+
+
 def run_places(run: StoredRun) -> dict[str, Place]:
     """Each benchmark of the run -> where it was measured: its cell's last attempt on a
     cluster (an abandoned attempt is filed under another name), else the run's machine."""
-    places = {b.name: cell_place(run.machine) for b in run.experiment.benchmarks}
+    places = {b.name: machine_place(run.machine) for b in run.experiment.benchmarks}
     for artifact in run.artifacts:
         if artifact.metric == ArtifactScope.CLUSTER and artifact.benchmark in places:
             places[artifact.benchmark] = cell_place(json.loads(artifact.content))
@@ -191,4 +201,4 @@ def placed_points(
 def first_place(run: StoredRun) -> Place:
     """Where a history's run measured its one benchmark."""
     places = run_places(run)
-    return next(iter(places.values())) if places else cell_place(run.machine)
+    return next(iter(places.values())) if places else machine_place(run.machine)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from perflab.analyse.design_analysis import interactions_of, stack_summaries
+from perflab.analyse.differences import interpreter_differences, variant_differences
 from perflab.analyse.explanation import summaries, summary_section
 from perflab.analyse.gathered import GatheredAnalyses
 from perflab.analyse.hidden_dispatch import with_cpu_ran
@@ -16,12 +17,11 @@ from perflab.analyse.quantiles import quantiles_kept
 from perflab.lenses.registry import descriptor_for, lens_for, top_level_lists
 from perflab.lenses.sections import lens_sections
 from perflab.lenses.shared_options import analysis_cache_of
-from perflab.machine.host import interpreter_differences, variant_differences
 from perflab.measure.lens import FAILED_ARTIFACT, BenchmarkData, LensAnalysis
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Comparison, Experiment, Note
 from perflab.records.results import RunResult
-from perflab.records.run_facts import MachineInfo, VariantInfo
+from perflab.records.run_facts import VariantInfo
 from perflab.store import StoredRun
 from perflab.store.analysis_cache import AnalysisCache
 
@@ -105,7 +105,7 @@ def _analyse_run(run: StoredRun) -> RunResult:
             status=run.status,
             created_at=run.created_at,
             experiment=experiment,
-            machine=MachineInfo.from_json(run.machine),
+            machine=run.machine,
             comparisons=tuple(comparisons),
             notes=tuple(dedupe_notes(notes)),
             variant_info={k: VariantInfo.from_json(v) for k, v in run.variant_info.items()},

@@ -30,9 +30,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from perflab.lenses.descriptor import BlindSpot
 from perflab.lenses.registry import DESCRIPTORS, descriptor_for, wall_time_metrics
@@ -48,6 +47,7 @@ from perflab.records.model import (
     Variant,
     VariantFieldKind,
 )
+from perflab.records.run_facts import MachineInfo
 
 _SAME_CODE = {d.metric: d for d in DESCRIPTORS if d.explanation.same_code is not None}
 
@@ -99,7 +99,7 @@ def _percent(ratio: float) -> str:
 def same_work_notes(
     experiment: Experiment,
     comparisons: Iterable[Comparison],
-    machine: Mapping[str, Any] | None = None,
+    machine: MachineInfo | None = None,
 ) -> list[Note]:
     """The notes of every (benchmark, baseline, variant) pair, in the comparisons' order."""
     grouped: dict[tuple[str, str, str], list[Comparison]] = defaultdict(list)
@@ -114,21 +114,21 @@ def same_work_notes(
         if any(c.verdict is Verdict.INVALID for c in found):
             continue  # the output check already says they did different work
         pair = (variants[baseline].at(params[benchmark]), variants[variant].at(params[benchmark]))
-        notes += _pair_notes(benchmark, pair, found, machine or {})
+        notes += _pair_notes(benchmark, pair, found, machine or MachineInfo())
     return notes
 
 
-def _blind_here(metric: Metric, machine: Mapping[str, Any]) -> BlindSpot | None:
+def _blind_here(metric: Metric, machine: MachineInfo) -> BlindSpot | None:
     """The lens's blind spot where this machine has what its tool hides, else None."""
     blind = descriptor_for(metric).explanation.blind_spot
-    return blind if blind is not None and machine.get(blind.machine_fact) else None
+    return blind if blind is not None and getattr(machine, blind.machine_fact) else None
 
 
 def _pair_notes(
     benchmark: str,
     pair: tuple[Variant, Variant],
     found: Sequence[Comparison],
-    machine: Mapping[str, Any],
+    machine: MachineInfo,
 ) -> list[Note]:
     """The pair's same-code and not-in-code notes, from the comparisons of one benchmark."""
     same = _same_code_findings(found)
@@ -170,7 +170,7 @@ def _time_difference(found: Sequence[Comparison]) -> Comparison | None:
     )
 
 
-def _blind_spot(same: Sequence[Finding], machine: Mapping[str, Any]) -> BlindSpot | None:
+def _blind_spot(same: Sequence[Finding], machine: MachineInfo) -> BlindSpot | None:
     """The blind spot of the first lens whose tool hid a CPU feature this machine has.
 
     A tool hiding a CPU feature runs every library that dispatches on it down another path:
@@ -243,7 +243,7 @@ def _direction(comparison: Comparison) -> int:
 
 
 def disagreement_notes(
-    comparisons: Iterable[Comparison], machine: Mapping[str, Any] | None = None
+    comparisons: Iterable[Comparison], machine: MachineInfo | None = None
 ) -> list[Note]:
     """Where another lens points the other way than the time lens about the same pair, one
     warning naming both figures, why they can differ, and how to settle it; `machine`: the
@@ -258,7 +258,7 @@ def disagreement_notes(
         if time is None or time.verdict is Verdict.INVALID:
             continue
         notes += [
-            _disagreement_note(time, other, machine or {})
+            _disagreement_note(time, other, machine or MachineInfo())
             for other in found
             if other.metric in _BESIDE_TIME
             and other.event in _SPEED_EVENTS
@@ -279,7 +279,7 @@ def _disagrees(time: Comparison, other: Comparison) -> bool:
     return opposite or hidden
 
 
-def _disagreement_note(time: Comparison, other: Comparison, machine: Mapping[str, Any]) -> Note:
+def _disagreement_note(time: Comparison, other: Comparison, machine: MachineInfo) -> Note:
     """Both lenses' figures, why both can be right, and how to settle it."""
     event = f" {other.event}" if other.event else ""
     # said only on a machine that has what the lens's tool hides (its facts say so)

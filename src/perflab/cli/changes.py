@@ -1,6 +1,6 @@
 """The command line of git refs and change sets: --build for `run`, and `stack`, `matrix` and
 `cache`, which take the benchmark and measuring options of `run` (declared as the workflows'
-commands are: cli/commands.py)."""
+commands are: cli/declarations.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from perflab.cli.commands import RunLikeCommand, add_run_like_commands, each_option, option
+from perflab.cli.declarations import RunLikeCommand, add_run_like_commands, each_option, option
 
 STACK_TEXT = """\
 measure a range of commits: each against its parent, and the whole range

@@ -25,18 +25,15 @@ from typing import Any
 from rich.console import Console
 
 from perflab.cli.exits import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK
-from perflab.cli.options import (
-    STORE_IN_USE,
-    build_parser,
-    check_not_a_command,
-    is_shorthand,
-    run_options,
-    shorthand_args,
-    shorthand_parser,
-    subcommand_names,
-)
+from perflab.cli.options import STORE_IN_USE, build_parser, run_options, subcommand_names
 from perflab.cli.reports import error_text, write_json
 from perflab.cli.run import run_command
+from perflab.cli.shorthand import (
+    check_not_a_command,
+    is_shorthand,
+    shorthand_args,
+    shorthand_parser,
+)
 from perflab.cli.stored import cache, doctor, read_runs
 from perflab.cli.workflows import workflow_named
 from perflab.machine.started import STARTED_AT_S

@@ -132,7 +132,7 @@ def with_trial(event: EventInfo, tried: tuple[Countable, str | None]) -> EventIn
 
 
 def list_events(runner: ProcessRunner, *, perf: str | None = None) -> list[EventInfo]:
-    perf = perf or find_perf()
+    perf = perf or find_perf(runner)
     result = runner.run(LaunchSpec(argv=(perf, "list", "--long-desc")), timeout_s=120)
     if not result.ok:
         raise ToolUnavailableError(
@@ -145,7 +145,7 @@ def try_events(
     runner: ProcessRunner, names: Sequence[str], *, perf: str | None = None
 ) -> dict[str, tuple[Countable, str | None]]:
     """Count each event once on `true`: yes, or no with the reason."""
-    probe = probe_stat(runner, names, perf=perf or find_perf())
+    probe = probe_stat(runner, names, perf=perf or find_perf(runner))
     verdicts: dict[str, tuple[Countable, str | None]] = {
         refused.event: (Countable.NO, _refusal_reason(refused)) for refused in probe.refused
     }
@@ -191,7 +191,7 @@ def find_events(
 ) -> EventSearch:
     """:func:`search_events`, with whether this machine has a PMU (to say why nothing matched)."""
     runner = runner or SubprocessRunner()
-    perf = perf or find_perf()
+    perf = perf or find_perf(runner)
     listed = list_events(runner, perf=perf)
     pmu = any(event.kind == HARDWARE_KIND for event in listed)
     found = unlisted_generic_events(listed, query) + [e for e in listed if matches(e, query)]

@@ -19,6 +19,7 @@ from perflab.git.bundle import CommitBundle, unpack_commits
 from perflab.machine.proc import stop_all_contained
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Artifact, BenchmarkData, Experiment, Note, Sample
+from perflab.records.run_facts import MachineInfo
 from perflab.store import RunSink, SqliteStore
 from perflab.store.codec import experiment_from_json
 
@@ -102,9 +103,9 @@ class StreamingStore:
         self.records = records
 
     def begin_run(
-        self, experiment: Experiment, machine: Mapping[str, Any], perflab_version: str
+        self, experiment: Experiment, machine: MachineInfo, perflab_version: str
     ) -> RunSink:
-        self.records.put(MachineFacts(dict(machine)))
+        self.records.put(MachineFacts(machine.to_json()))
         writer = self.memory.begin_run(experiment, machine, perflab_version)
         return _StreamingWriter(writer, self.records)
 

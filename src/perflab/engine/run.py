@@ -169,7 +169,7 @@ def _open_run(
         experiment, planner, caches, services.started_at_s, waited_s, services.clock
     )
     machine = machine_facts(runner, cpu=cpu)
-    writer = store.begin_run(experiment, machine.to_json(), __version__)
+    writer = store.begin_run(experiment, machine, __version__)
     preparer = _preparer(stack, experiment, services)
     stack.enter_context(OrchestratorOffCpu(cpu))
     # first to exit: what the run started is stopped before its caches are removed

@@ -88,8 +88,8 @@ class BlindSpot:
     cpu_ran: str
     counts: str  # the lens's figures as a sentence's subject ("The instruction counts")
     hides: str  # what the tool hides, after the changes it could not see
-    # the machine fact (a key of the run's machine facts) on which the notes' caveats apply:
-    # elsewhere the tool and the CPU run the same code
+    # the machine fact (a field of records.run_facts.MachineInfo) on which the notes' caveats
+    # apply: elsewhere the tool and the CPU run the same code
     machine_fact: str
     same_code: str  # appended to a same-code or not-in-the-code note on such a machine
     beside_time: str  # appended to a disagreement with the wall-time lens on such a machine

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from perflab.machine.proc import Completed, LaunchSpec
@@ -85,7 +85,12 @@ class FakeRunner:
         runner.on_spawn(r"statement_worker", lambda spec: FakeProcess(spec, answer))
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, tools: Mapping[str, str] | Iterable[str] = ()) -> None:
+        """`tools`: the installed tools, each name to its path (a bare name: /usr/bin/NAME);
+        `which` finds no other."""
+        self.tools = (
+            dict(tools) if isinstance(tools, Mapping) else {t: f"/usr/bin/{t}" for t in tools}
+        )
         self._runs: list[tuple[re.Pattern[str], RunReply]] = []
         self._spawns: list[tuple[re.Pattern[str], SpawnScript]] = []
         self.calls: list[tuple[LaunchSpec, str | None]] = []  # run(): spec, stdin
@@ -127,6 +132,9 @@ class FakeRunner:
                     )
                 return reply(spec, stdin_text)
         raise AssertionError(f"FakeRunner: no script runs {command!r}")
+
+    def which(self, tool: str) -> str | None:
+        return self.tools.get(tool)
 
     def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> FakeProcess:
         command = " ".join(spec.argv)

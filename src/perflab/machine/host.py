@@ -5,12 +5,10 @@ from __future__ import annotations
 import os
 import platform
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from perflab.machine.proc import LaunchSpec, ProcessRunner
-from perflab.records.model import VARIANT_FIELDS, Variant, VariantFieldKind
 from perflab.records.run_facts import MachineInfo
 
 _TOOLS_VERSION_ARGS: dict[str, tuple[str, ...]] = {
@@ -140,36 +138,3 @@ def machine_facts(runner: ProcessRunner, *, cpu: int | None) -> MachineInfo:
         tools={name: tool_version(runner, argv) for name, argv in _TOOLS_VERSION_ARGS.items()},
         keys=GATHERED_FACTS,
     )
-
-
-def variant_differences(variants: Sequence[Variant]) -> list[str]:
-    """What differs between the variants' set-ups, in words (the environment a variable at a
-    time, then each field); empty for an A/A test."""
-    differences = []
-    keys = sorted({k for v in variants for k in v.env})
-    for key in keys:
-        values = {v.name: v.env.get(key) for v in variants}
-        if len(set(values.values())) > 1:
-            differences.append(
-                f"env {key}: " + ", ".join(f"{n}={_shown(x)}" for n, x in values.items())
-            )
-    for spec in VARIANT_FIELDS:
-        if spec.kind is VariantFieldKind.TABLE:
-            continue
-        if len({spec.joined(getattr(v, spec.name)) for v in variants}) > 1:
-            shown = {v.name: spec.shown(getattr(v, spec.name)) for v in variants}
-            differences.append(
-                f"{spec.name}: " + ", ".join(f"{n}={_shown(x)}" for n, x in shown.items())
-            )
-    return differences
-
-
-def _shown(value: str | None) -> str:
-    return "(unset)" if value is None else value
-
-
-def interpreter_differences(variant_info: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    versions = {name: info.get("python_version") for name, info in variant_info.items()}
-    if len({v for v in versions.values() if v}) > 1:
-        return ["python version: " + ", ".join(f"{n}={v}" for n, v in versions.items())]
-    return []

@@ -124,6 +124,11 @@ class ProcessRunner(Protocol):
         (FileNotFoundError, PermissionError ...) when it cannot be started."""
         ...
 
+    def which(self, tool: str) -> str | None:
+        """The path of `tool` on PATH, or None: where this runner's processes would find it
+        (a lens's preflight asks here, so a fake runner says which tools are installed)."""
+        ...
+
 
 STDERR_LINE_CHARS = 8192  # the longest piece of a live process's stderr read at once
 # Once a process exited, everything it wrote is in its stderr pipe; a child it left may hold the
@@ -332,6 +337,9 @@ class SubprocessRunner:
             time.perf_counter_ns() - start_ns,
             left=left,
         )
+
+    def which(self, tool: str) -> str | None:
+        return shutil.which(tool)
 
     def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> LiveProcess:
         token = _new_token()
@@ -611,4 +619,7 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
 
 
 def which(tool: str) -> str | None:
+    """The path of `tool` on this machine's PATH, for code that starts no process through a
+    runner (doctor's host facts, the CLI's shorthand); code with a runner asks
+    `ProcessRunner.which`."""
     return shutil.which(tool)

@@ -50,12 +50,12 @@ def loops_per_variant(workers: Sequence[Calibrates], target_ns: int) -> list[int
     return loops
 
 
-def benchmark_rng(settings: Settings, benchmark: Benchmark, lens: str = "") -> random.Random:
+def benchmark_rng(settings: Settings, benchmark: Benchmark, schedule: str = "") -> random.Random:
     """The seeded randomness of one benchmark's schedule (launch orders, ABBA starts, layouts);
-    `lens` gives lenses other than the time lens schedules of their own."""
+    `schedule` names a schedule of its own (a lens other than the time lens, a perf recipe)."""
     if settings.seed is None:
         return random.Random()
-    return random.Random(f"{settings.seed}:{benchmark.name}" + (f":{lens}" if lens else ""))
+    return random.Random(f"{settings.seed}:{benchmark.name}" + (f":{schedule}" if schedule else ""))
 
 
 def _nothing() -> None:
@@ -81,8 +81,8 @@ WrapWorker = Callable[[int], WorkerWrap]
 
 class LensSession:
     """Settings, variants, the benchmark's seeded schedule and a clock, for one benchmark, and
-    the generations of workers started and cleaned up for it. `lens` names the schedule (see
-    `benchmark_rng`); `metric` is the lens's, for its notes.
+    the generations of workers started and cleaned up for it. `schedule` names the seeded
+    schedule (see `benchmark_rng`); `metric` is the lens's, for its notes.
 
     A lens's session holds one and hands it to `InterleavedSampler`, which reads it as a
     `SamplingSession`. It is a value, not a base class: what a lens adds lives in the lens's own
@@ -94,7 +94,7 @@ class LensSession:
         context: LensContext,
         clock_ns: Callable[[], int] | None = None,
         *,
-        lens: str = "",
+        schedule: str = "",
         metric: Metric | None = None,
     ) -> None:
         self.benchmark = benchmark
@@ -107,7 +107,7 @@ class LensSession:
         self.clock_ns = context.clock_ns if clock_ns is None else clock_ns
         self.start_ns = self.clock_ns()
         self._turn_waits_before_s = self._turn_waits_s()
-        self.rng = benchmark_rng(self.settings, benchmark, lens)
+        self.rng = benchmark_rng(self.settings, benchmark, schedule)
         self._releases: list[Callable[[], None]] = []
         self._generations = 0
         # servers the lens started itself (the time lens's rounds): its workers are forked

@@ -29,7 +29,7 @@ LIST_TIMEOUT_S = 60.0  # listing registers the benchmarks and prints their names
 _OUTPUT_LINES = 15  # of the binary's output, shown when it could not list
 # Google Benchmark's words when --benchmark_filter selects nothing (it exits 0, listing or
 # reporting nothing): the one home of them, read by its listing here and its reports
-# (measure/reported_time.py)
+# (tool_output/gbench.py)
 GBENCH_NO_MATCH = "Failed to match any benchmarks"
 _BAD_PATTERN = "Could not compile benchmark re"  # ... and when it is no regular expression
 # the characters special in a POSIX extended expression outside brackets; a lone ] or } is

@@ -73,10 +73,10 @@ def publish(
     )
 
 
-@dataclass(frozen=True)
+@dataclass
 class _PagesWritten:
     """The site's pages as this publish leaves them (the next manifest), and which of them it
-    wrote and which it left as they were."""
+    wrote and which it left as they were: filled page by page as the publish goes."""
 
     pages: dict[str, Page] = field(default_factory=dict)
     written: list[str] = field(default_factory=list)

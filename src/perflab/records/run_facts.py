@@ -53,6 +53,7 @@ class MachineInfo(_ReadByKey):
     perflab_python: str | None = None
     tools: Mapping[str, str | None] | None = None  # each tool's version line; None: missing
     cluster: Mapping[str, Any] | None = None  # a Ray run's cluster: address, nodes, cpus
+    reference_ns: float | None = None  # the machine's time for perflab's reference loop
     # what no field names, as stored
     other: Mapping[str, Any] = field(default_factory=dict)
     # the JSON object's keys in order; None: every field that is set, in field order

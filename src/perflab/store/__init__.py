@@ -5,39 +5,33 @@ across perflab runs (a cache: losing it costs time, never a result)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from perflab.store.location import LocationFacts, StoreKind, location_facts
+from perflab.store.location import (
+    BACKENDS,
+    LocationFacts,
+    StoreBackend,
+    StoreKind,
+    StoreLocation,
+    backend_for,
+    location_facts,
+)
 from perflab.store.protocol import RunRecorder, RunSink, RunStore
 from perflab.store.runs import CodeRun, RunSummary, StoredRun
 from perflab.store.sqlite import SqliteStore
 
-StoreLocation = Path | str
-
 
 def open_store(location: StoreLocation, *, create: bool = True) -> RunStore:
-    """The store at `location`: a postgresql:// URL, else an SQLite file. create=False opens it
-    for reading only (see SqliteStore.open)."""
-    from perflab.store.postgres import is_postgresql
-
-    if is_postgresql(location):
-        from perflab.store.postgres import PostgresStore  # psycopg is loaded only here
-
-        return PostgresStore.open_url(str(location), create=create)
-    return SqliteStore.open(Path(location), create=create)
+    """The store at `location`: a postgresql:// URL, else an SQLite file (store.location's
+    BACKENDS). create=False opens it for reading only (see SqliteStore.open)."""
+    return backend_for(location).open(location, create)
 
 
 def store_location(text: str) -> StoreLocation:
-    """--store's value: a URL is kept as written (a Path would fold its '//')."""
-    from perflab.store.postgres import check_url, is_postgresql
-
-    if not is_postgresql(text):
-        return Path(text)
-    check_url(text)  # a ConfigError: argparse passes it on to main's handler
-    return text
+    """--store's value as its backend keeps it: a URL as written (checked), else a file's Path."""
+    return backend_for(text).parse(text)
 
 
 __all__ = [
+    "BACKENDS",
     "CodeRun",
     "LocationFacts",
     "RunRecorder",
@@ -45,9 +39,11 @@ __all__ = [
     "RunStore",
     "RunSummary",
     "SqliteStore",
+    "StoreBackend",
     "StoreKind",
     "StoreLocation",
     "StoredRun",
+    "backend_for",
     "location_facts",
     "open_store",
     "store_location",

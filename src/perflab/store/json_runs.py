@@ -19,6 +19,7 @@ from perflab.records.model import (
     Variant,
     VariantFieldKind,
 )
+from perflab.records.run_facts import MachineInfo
 from perflab.records.settings import Settings
 from perflab.store.runs import StoredRun
 
@@ -114,7 +115,7 @@ def _stored_run(path: Path, document: dict[str, Any], samples: list[Any]) -> Sto
         status=RunStatus(document.get("status", "complete")),
         perflab_version="",
         experiment=experiment,
-        machine=dict(document.get("machine") or {}),
+        machine=MachineInfo.from_json(document.get("machine") or {}),
         error=document.get("error"),
         samples=tuple(_sample(s) for s in samples),
         artifacts=tuple(_artifact(a) for a in document.get("artifacts") or ()),

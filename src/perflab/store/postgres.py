@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from perflab.records.errors import ConfigError, StoreError
 from perflab.records.kinds import Metric
 from perflab.records.model import Experiment
 from perflab.records.redaction import redact
+from perflab.records.run_facts import MachineInfo
 from perflab.store.dialect import POSTGRESQL
 from perflab.store.migrations import SCHEMA_VERSION, migration_steps, statements
 from perflab.store.runs import CodeRun, RunSummary, StoredRun
@@ -307,7 +308,7 @@ class PostgresStore:
     # ---- writing and reading: the shared SQL (store.tables)
 
     def begin_run(
-        self, experiment: Experiment, machine: Mapping[str, Any], perflab_version: str
+        self, experiment: Experiment, machine: MachineInfo, perflab_version: str
     ) -> SqlRunWriter:
         if self.read_only:
             raise StoreError(

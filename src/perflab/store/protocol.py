@@ -9,6 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Artifact, BenchmarkData, Experiment, Note, Sample
+from perflab.records.run_facts import MachineInfo
 from perflab.store.runs import CodeRun, RunSummary, StoredRun
 
 
@@ -18,15 +19,26 @@ class RunSink(Protocol):
     what was measured survives a crash."""
 
     @property
-    def run_id(self) -> int: ...
+    def run_id(self) -> int:
+        """The run's id in its store, given when it began."""
+        ...
 
-    def add_sample(self, sample: Sample) -> None: ...
+    def add_sample(self, sample: Sample) -> None:
+        """One sample, committed before this returns."""
+        ...
 
-    def add_artifact(self, artifact: Artifact) -> None: ...
+    def add_artifact(self, artifact: Artifact) -> None:
+        """One artifact (its content as given), committed before this returns."""
+        ...
 
-    def add_note(self, note: Note) -> None: ...
+    def add_note(self, note: Note) -> None:
+        """One note, committed before this returns; notes read back in the order added."""
+        ...
 
-    def add_variant_info(self, variant: str, info: Mapping[str, Any]) -> None: ...
+    def add_variant_info(self, variant: str, info: Mapping[str, Any]) -> None:
+        """Facts of one variant, merged into what it has (records.model.merge_info: a key
+        given again replaces its value, a nested object is merged), committed at once."""
+        ...
 
     def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
         """The samples this run has stored so far for one benchmark and lens."""
@@ -36,7 +48,9 @@ class RunSink(Protocol):
         """Everything of `old` in this run filed under `new` (a cell set aside)."""
         ...
 
-    def finish(self, status: RunStatus, error: str | None = None) -> None: ...
+    def finish(self, status: RunStatus, error: str | None = None) -> None:
+        """The run's end: its status, the time it finished, and the error that ended it."""
+        ...
 
 
 @runtime_checkable
@@ -44,8 +58,11 @@ class RunRecorder(Protocol):
     """What measuring needs: somewhere to begin a run."""
 
     def begin_run(
-        self, experiment: Experiment, machine: Mapping[str, Any], perflab_version: str
-    ) -> RunSink: ...
+        self, experiment: Experiment, machine: MachineInfo, perflab_version: str
+    ) -> RunSink:
+        """A new run, stored at once as running (its status until `finish`), and the sink its
+        measurements go to. A store opened read-only raises StoreError."""
+        ...
 
 
 @runtime_checkable
@@ -53,15 +70,23 @@ class RunStore(RunRecorder, Protocol):
     """A store of runs: written as measured, read back whole for analysis."""
 
     @property
-    def read_only(self) -> bool: ...
-
-    def resolve_run_id(self, reference: str | int) -> int:
-        """A run id, or `latest`/`last`, or a negative index (-1 is the latest)."""
+    def read_only(self) -> bool:
+        """Opened for reading only (open_store's create=False): nothing is created, migrated
+        or written, and begin_run refuses."""
         ...
 
-    def run_ids(self) -> list[int]: ...
+    def resolve_run_id(self, reference: str | int) -> int:
+        """A run id, or `latest`/`last`, or a negative index (-1 is the latest); StoreError
+        when no run has it."""
+        ...
 
-    def list_runs(self, limit: int = 50) -> list[RunSummary]: ...
+    def run_ids(self) -> list[int]:
+        """Every run's id, oldest first."""
+        ...
+
+    def list_runs(self, limit: int = 50) -> list[RunSummary]:
+        """The newest `limit` runs, newest first, with their sample counts."""
+        ...
 
     def runs_of_code(self) -> list[CodeRun]:
         """Every run that measured a git= variant, oldest first, with its provenance."""
@@ -69,9 +94,15 @@ class RunStore(RunRecorder, Protocol):
 
     def load_run(
         self, reference: str | int, *, metrics: Collection[Metric] | None = None
-    ) -> StoredRun: ...
+    ) -> StoredRun:
+        """The run `reference` names (as resolve_run_id reads it), whole or with only the
+        samples and artifacts of `metrics`; StoreError when there is no such run (a damaged
+        SQLite file: StoreDamagedError, which says how to find the readable runs)."""
+        ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release the connection; the store is not used after."""
+        ...
 
 
 class Cursor(Protocol):

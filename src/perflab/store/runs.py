@@ -10,6 +10,7 @@ from typing import Any
 
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Artifact, BenchmarkData, Experiment, Note, Sample
+from perflab.records.run_facts import MachineInfo
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class StoredRun:
     status: RunStatus
     perflab_version: str
     experiment: Experiment
-    machine: Mapping[str, Any]
+    machine: MachineInfo
     error: str | None
     samples: tuple[Sample, ...]
     artifacts: tuple[Artifact, ...]

@@ -19,8 +19,7 @@ from typing import Any
 
 from perflab.records.errors import ConfigError
 from perflab.records.redaction import redact
-from perflab.store import StoreLocation, store_location
-from perflab.store.postgres import is_postgresql
+from perflab.store import StoreLocation, location_facts, store_location
 from perflab.store.sqlite import DEFAULT_STORE_PATH
 
 ENVIRONMENT_VARIABLE = "PERFLAB_STORE"
@@ -101,7 +100,7 @@ def _store_in(path: Path) -> str | None:
 
 
 def _relative_to(config: Path, text: str) -> StoreLocation:
-    if is_postgresql(text):
+    if not location_facts(text).is_file:  # a server's URL: relative to nothing
         return _checked(text, str(config))
     path = Path(text).expanduser()
     return path if path.is_absolute() else config.parent / path

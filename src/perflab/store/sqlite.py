@@ -12,14 +12,14 @@ import os
 import shutil
 import sqlite3
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from perflab.records.errors import StoreDamagedError, StoreError
 from perflab.records.kinds import Metric
 from perflab.records.model import Experiment
+from perflab.records.run_facts import MachineInfo
 from perflab.store.dialect import SQLITE
 from perflab.store.migrations import MIGRATIONS, SCHEMA_VERSION, statements
 
@@ -248,13 +248,13 @@ class SqliteStore:
     # ---- writing
 
     def begin_run(
-        self, experiment: Experiment, machine: Mapping[str, Any], perflab_version: str
+        self, experiment: Experiment, machine: MachineInfo, perflab_version: str
     ) -> SqlRunWriter:
         with store_errors(self.path):
             return self._begin_run(experiment, machine, perflab_version)
 
     def _begin_run(
-        self, experiment: Experiment, machine: Mapping[str, Any], perflab_version: str
+        self, experiment: Experiment, machine: MachineInfo, perflab_version: str
     ) -> SqlRunWriter:
         if self.read_only:
             raise StoreError(

@@ -22,6 +22,7 @@ from perflab.records.model import (
     Severity,
     merge_info,
 )
+from perflab.records.run_facts import MachineInfo
 from perflab.store.codec import experiment_from_json, experiment_to_json
 from perflab.store.dialect import Dialect
 from perflab.store.owner import ProcessIdentity
@@ -63,9 +64,7 @@ class RunTables:
 
     # ---- writing
 
-    def insert_run(
-        self, experiment: Experiment, machine: Mapping[str, Any], perflab_version: str
-    ) -> int:
+    def insert_run(self, experiment: Experiment, machine: MachineInfo, perflab_version: str) -> int:
         """A new run being measured now by this process; its id."""
         owner = ProcessIdentity.current()
         values = (
@@ -73,7 +72,7 @@ class RunTables:
             str(RunStatus.RUNNING),
             perflab_version,
             json.dumps(experiment_to_json(experiment)),
-            json.dumps(machine),
+            json.dumps(machine.to_json()),
             owner.pid,
             owner.start_ticks,
             owner.boot_id,
@@ -241,7 +240,7 @@ class RunTables:
             status=_status(status, row[7:]),
             perflab_version=version,
             experiment=experiment_from_json(json.loads(experiment_json)),
-            machine=json.loads(machine_json),
+            machine=MachineInfo.from_json(json.loads(machine_json)),
             error=error,
             samples=samples,
             artifacts=artifacts,

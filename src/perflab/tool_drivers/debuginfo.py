@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from perflab.machine.proc import LaunchSpec, ProcessRunner, which
+from perflab.machine.proc import LaunchSpec, ProcessRunner
 
 if TYPE_CHECKING:
     from perflab.store.analysis_cache import AnalysisCache
@@ -310,8 +310,8 @@ def symbolise(
     under the object's identity, the symboliser's and the addresses asked about."""
     if not addresses or not os.path.isfile(path) or not has_debug_info(path):
         return None
-    symbolizer = which("llvm-symbolizer")
-    tool = symbolizer or which("addr2line")
+    symbolizer = runner.which("llvm-symbolizer")
+    tool = symbolizer or runner.which("addr2line")
     if tool is None:
         return None
     key: list[object] | None = None

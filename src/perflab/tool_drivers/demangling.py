@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from perflab.machine.parallel import run_threads
-from perflab.machine.proc import LaunchSpec, ProcessRunner, which
+from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.tool_drivers.debuginfo import tool_identity
 
 
@@ -45,7 +45,7 @@ class CxxFiltDemangler:
     @property
     def cache_tag(self) -> str:
         """The demangler's identity for the analysis cache: c++filt's own build-id."""
-        return f"c++filt:{tool_identity(which(self.tool) or self.tool) or self.tool}"
+        return f"c++filt:{tool_identity(self.runner.which(self.tool) or self.tool) or self.tool}"
 
     def demangle(self, names: Sequence[str]) -> dict[str, str]:
         out = {name: name for name in names}
@@ -71,4 +71,4 @@ class CxxFiltDemangler:
 
 
 def default_demangler(runner: ProcessRunner, *, jobs: int = 1) -> Demangler:
-    return CxxFiltDemangler(runner, jobs=jobs) if which("c++filt") else IdentityDemangler()
+    return CxxFiltDemangler(runner, jobs=jobs) if runner.which("c++filt") else IdentityDemangler()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from perflab.machine.host import cpu_flags, cpuinfo_fields, read_text
-from perflab.machine.proc import LaunchSpec, ProcessRunner, which
+from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_drivers.debuginfo import tool_identity
 from perflab.tool_output.llvm_mca import LoopThroughput, parse_mca_summary, parse_mcpu_help
@@ -88,7 +88,7 @@ class McaPredictor:
         to the closest older model this llvm-mca knows. Predictions are kept in the analysis
         `cache` under llvm-mca's identity, the models and the loop's text."""
         self.runner = runner
-        self.tool = tool or which("llvm-mca") or which("llvm-mca-14")
+        self.tool = tool or runner.which("llvm-mca") or runner.which("llvm-mca-14")
         self.cache = cache
         self._known: frozenset[str] | None = None
         self.cpu = cpu or supported_model(host_mcpu(read_text("/proc/cpuinfo") or ""), self.known)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from perflab.machine.parallel import runs_real_processes
-from perflab.machine.proc import LaunchSpec, ProcessRunner, which
+from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.tool_output.perf_script import (
@@ -48,8 +48,8 @@ from perflab.tool_output.perf_stat import (
 ACK_TIMEOUT_S = 10.0
 
 
-def find_perf() -> str:
-    path = which("perf")
+def find_perf(runner: ProcessRunner) -> str:
+    path = runner.which("perf")
     if path is None:
         raise ToolUnavailableError(
             "perf is not installed",
@@ -325,7 +325,7 @@ def probe_recording(
     refuses. Returns the options that work and the event perf really sampled. `answers`: the
     answers remembered and reused (None: THIS_MACHINES_ANSWERS for a runner of real processes;
     a fake runner's machine is its own, never remembered)."""
-    perf = perf or find_perf()
+    perf = perf or find_perf(runner)
     if answers is None and runs_real_processes(runner):
         answers = THIS_MACHINES_ANSWERS
     known = None if answers is None else answers.get((perf, options))

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from perflab.analyse.places import placed_history_points
 from perflab.analyse.run_levels import levelled_across_runs
@@ -152,6 +153,14 @@ def suite_history_with(
     )
 
 
+class _Commit(NamedTuple):
+    """A commit of the series measured: its sha, its subject and its tree."""
+
+    sha: str
+    subject: str
+    tree: str
+
+
 @dataclass(frozen=True)
 class _HistoryPlan:
     """What a history measures and decides with: the commits, the lens of the series, the
@@ -162,7 +171,7 @@ class _HistoryPlan:
     range_text: str
     threshold: float  # the smallest change of level a change point is
     line: list[tuple[str, str]]  # RANGE's base and first-parent line, oldest first
-    commits: list[tuple[str, str, str]]  # (commit, subject, tree) of those measured
+    commits: list[_Commit]  # those measured, oldest first
     chosen: Metric
     lenses: tuple[Metric, ...]
     notes: tuple[str, ...]
@@ -189,7 +198,7 @@ class _HistoryPlan:
         default = Metric.INSTRUCTIONS if instructions_available() else Metric.TIME
         chosen = lenses[0] if lenses else default
         commits = [
-            (commit, subject, resolve_ref(runner, repo, commit).tree)
+            _Commit(commit, subject, resolve_ref(runner, repo, commit).tree)
             for commit, subject in line[::-1][::every][::-1]
         ]
         planned = planned_experiment(benchmark)
@@ -328,7 +337,7 @@ def _shared_point(
     compared through it; None: the part starts the series."""
     first = min(i for at in part.values() for i in at)
     for i in range(first - 1, -1, -1):
-        if i in valued and plan.commits[i][2] not in part:
+        if i in valued and plan.commits[i].tree not in part:
             return i
     return None
 
@@ -381,10 +390,10 @@ def _measure_trees(
     """Measures each wanted tree (at the first of its commits) in one run, the tree of point
     `shared` first (measured again: the run's level against the one before): the run, and
     the name of each tree's variant in it."""
-    commit_of = {tree: plan.commits[at[0]][0] for tree, at in wanted.items()}
+    commit_of = {tree: plan.commits[at[0]].sha for tree, at in wanted.items()}
     if shared is not None:
-        commit, _, tree = plan.commits[shared]
-        commit_of = {tree: commit, **commit_of}
+        shared_commit = plan.commits[shared]
+        commit_of = {shared_commit.tree: shared_commit.sha, **commit_of}
     names = {tree: f"c{commit[:10]}" for tree, commit in commit_of.items()}
     variants = [Variant(name=names[tree], git=commit) for tree, commit in commit_of.items()]
     if len(variants) == 1:  # an experiment compares: the one new commit against itself

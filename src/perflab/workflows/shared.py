@@ -13,7 +13,6 @@ from perflab import api
 from perflab.engine.benchmark_plan import SpeedsMeasured
 from perflab.lenses.descriptor import ProbeFacts
 from perflab.lenses.registry import descriptor_for
-from perflab.machine import proc
 from perflab.machine.proc import ProcessRunner, SubprocessRunner
 from perflab.plan.experiment_arguments import variant_template
 from perflab.plan.gbench_suite import gbench_filter
@@ -182,22 +181,25 @@ def planned_experiment(benchmark: Benchmarked) -> Experiment:
     return benchmark.experiment(variants, metrics=(Metric.TIME,))
 
 
-# what a lens's probe may read without running anything: the tools on PATH; modules and perf
-# are not probed here (a lens needing them reads as unavailable)
-_PATH_FACTS = ProbeFacts(
-    which=lambda tool: proc.which(tool),  # looked up when called, so a test can replace it
-    find_llvm=lambda tool: None,
-    has_module=lambda name: False,
-    perf_present=False,
-    perf_software=False,
-    perf_hardware=False,
-    perf_sampled_event=None,
-)
+def _path_facts(runner: ProcessRunner) -> ProbeFacts:
+    """What a lens's probe may read without running anything: the tools on the runner's PATH;
+    modules and perf are not probed here (a lens needing them reads as unavailable)."""
+    return ProbeFacts(
+        which=runner.which,
+        find_llvm=lambda tool: None,
+        has_module=lambda name: False,
+        perf_present=False,
+        perf_software=False,
+        perf_hardware=False,
+        perf_sampled_event=None,
+    )
 
 
-def instructions_available() -> bool:
-    """Whether the instructions lens runs here, as its own probe says (valgrind on PATH)."""
-    return descriptor_for(Metric.INSTRUCTIONS).probe(_PATH_FACTS).available
+def instructions_available(runner: ProcessRunner | None = None) -> bool:
+    """Whether the instructions lens runs where `runner` starts processes (None: here), as its
+    own probe says (valgrind on PATH)."""
+    facts = _path_facts(runner or SubprocessRunner())
+    return descriptor_for(Metric.INSTRUCTIONS).probe(facts).available
 
 
 # the lenses a workflow is given, as `run` takes them: a lens, "time,instructions", or a list

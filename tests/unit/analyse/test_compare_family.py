@@ -6,11 +6,15 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+import pytest
+
 from perflab.analyse.compare import compare_runs
 from perflab.analyse.run import analyse_run
 from perflab.lenses.time.analyse import TimeDetails
+from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Benchmark, Comparison, Experiment, Sample, Variant
+from perflab.records.run_facts import MachineInfo
 from perflab.records.settings import Settings
 from perflab.stats.family import family_confidence
 from perflab.store.sqlite import StoredRun
@@ -56,7 +60,7 @@ def _run(run_id: int, variants: tuple[str, ...]) -> StoredRun:
         status=RunStatus.COMPLETE,
         perflab_version="0",
         experiment=experiment,
-        machine={},
+        machine=MachineInfo(),
         error=None,
         samples=_samples(variants, run_id),
         artifacts=(),
@@ -91,3 +95,9 @@ def test_compare_and_run_agree_on_the_family_of_as_many_comparisons() -> None:
     compared_times = [c for c in compared.comparisons if c.metric is Metric.TIME]
     assert len(run_times) == len(compared_times) == 4
     assert _families(run_times) == _families(compared_times) == {(4, family_confidence(0.95, 4))}
+
+
+def test_runs_that_share_no_variant_are_refused_naming_each_side_s() -> None:
+    with pytest.raises(ConfigError, match="share no variant") as refused:
+        compare_runs(_run(1, ("A", "B")), _run(2, ("X", "Y")))
+    assert ": A, B;" in refused.value.message and ": X, Y)" in refused.value.message

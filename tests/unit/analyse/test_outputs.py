@@ -10,6 +10,7 @@ from typing import Any
 from perflab.analyse.outputs import judge_outputs
 from perflab.records.kinds import ArtifactScope, Metric, RunStatus, Verdict
 from perflab.records.model import Artifact, Benchmark, Comparison, Experiment, Severity, Variant
+from perflab.records.run_facts import MachineInfo
 from perflab.records.settings import Settings
 from perflab.stats.outputs import CHECK_ARTIFACT
 from perflab.store.runs import StoredRun
@@ -49,7 +50,7 @@ def _run(checks: dict[str, dict[str, Any]], *, rtol: float = 0.0) -> StoredRun:
         status=RunStatus.COMPLETE,
         perflab_version="0",
         experiment=experiment,
-        machine={},
+        machine=MachineInfo(),
         error=None,
         samples=(),
         artifacts=artifacts,

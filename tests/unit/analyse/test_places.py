@@ -18,6 +18,7 @@ from perflab.analyse.places import (
 )
 from perflab.records.kinds import ArtifactScope, Metric
 from perflab.records.model import Artifact, Sample
+from perflab.records.run_facts import MachineInfo
 from perflab.records.workflow_results import HistoryPoint, HistoryResult
 from perflab.report.workflow_formats import history_html, render_history
 from perflab.store import SqliteStore
@@ -60,7 +61,7 @@ def _stored_run(store: SqliteStore, benchmark_node: dict[str, Place | None]) -> 
     experiment = api.make_experiment(
         stmt="sum(range($n))", params={"n": [name for name in names]}, variants=["A", "B"]
     )
-    writer = store.begin_run(experiment, {"hostname": "driver", "cpu_model": "Ryzen"}, "test")
+    writer = store.begin_run(experiment, MachineInfo(hostname="driver", cpu_model="Ryzen"), "test")
     for benchmark, place in zip(experiment.benchmarks, benchmark_node.values(), strict=True):
         if place is None:
             continue

@@ -26,6 +26,7 @@ from perflab.records.model import (
     Severity,
     Variant,
 )
+from perflab.records.run_facts import MachineInfo
 from perflab.tool_output.callgrind import FunctionId
 from tests.support.asm_listings import XMM, YMM, listing
 
@@ -114,7 +115,7 @@ def _time(verdict: Verdict, ratio: float, variant: str = "b") -> Comparison:
 
 
 def _messages(experiment: Experiment, *comparisons: Comparison, avx512: bool = False) -> list[str]:
-    notes = same_work_notes(experiment, comparisons, {"avx512": avx512})
+    notes = same_work_notes(experiment, comparisons, MachineInfo(avx512=avx512))
     assert all(n.severity is Severity.WARNING and n.benchmark == BENCH for n in notes)
     return [n.message for n in notes]
 
@@ -127,7 +128,9 @@ def test_an_unread_toggle_names_the_setting_and_says_the_code_was_the_same() -> 
     )
     # numpy reads NPY_DISABLE_CPU_FEATURES=X86_V4, yet float32 np.add has no X86_V4 copy: the
     # hint does not only suggest a setting that went unread
-    [note] = same_work_notes(_experiment("a env.INF=0", "b env.INF=1"), [_instructions()], {})
+    [note] = same_work_notes(
+        _experiment("a env.INF=0", "b env.INF=1"), [_instructions()], MachineInfo()
+    )
     assert note.hint is not None and "this code does not depend on it" in note.hint
 
 

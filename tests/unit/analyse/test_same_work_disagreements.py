@@ -7,6 +7,7 @@ from dataclasses import replace
 from perflab.analyse.same_work import disagreement_notes, gate_disagreement
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Comparison, Severity
+from perflab.records.run_facts import MachineInfo
 
 
 def _c(metric: Metric, ratio: float, low: float, high: float, verdict: Verdict) -> Comparison:
@@ -63,9 +64,9 @@ def test_avx512_is_named_only_on_a_machine_that_has_it() -> None:
         _c(Metric.TIME, 1.001, 0.996, 1.006, Verdict.EQUIVALENT),
         _c(Metric.INSTRUCTIONS, 0.7, 0.7, 0.7, Verdict.FASTER),
     ]
-    (without,) = disagreement_notes(pair, {"avx512": False})
+    (without,) = disagreement_notes(pair, MachineInfo(avx512=False))
     assert "AVX" not in without.message
-    (with_it,) = disagreement_notes(pair, {"avx512": True})
+    (with_it,) = disagreement_notes(pair, MachineInfo(avx512=True))
     assert "this AVX-512 machine" in with_it.message and "AVX2 path" in with_it.message
 
 

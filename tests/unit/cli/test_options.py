@@ -1,25 +1,17 @@
-"""The shorthand's options (hyperfine's among them) are settings, each with its help."""
+"""argparse -> the typed options a run-like command calls the library with (cli/options.py)."""
 
 from __future__ import annotations
 
-from perflab.cli.main import parse_command_line
+from pathlib import Path
+
+from perflab.cli.options import build_parser, run_options
 
 
-def test_the_options_are_settings_with_help() -> None:
-    from perflab.cli.options import shorthand_parser
-
-    args = parse_command_line(["-i", "-N", "--show-output", "--runs", "1", "true"])
-    settings = {k: getattr(args, k) for k in ("ignore_failure", "shell", "show_output", "runs")}
-    assert settings == {"ignore_failure": True, "shell": "none", "show_output": True, "runs": 1}
-    text = " ".join(shorthand_parser().format_help().split())
-    for said in (
-        "-i, --ignore-failure",
-        "-N commands: no shell",
-        "--shell auto|none",
-        "--show-output",
-        "1: a quick look",
-        "--parameter-scan NAME MIN MAX",
-        "-D STEP, --parameter-step-size STEP",
-        "--parameter-list NAME VALUES",
-    ):
-        assert said in text, said
+def test_a_run_s_words_become_its_typed_options(tmp_path: Path) -> None:
+    store = tmp_path / "runs.db"
+    args = build_parser().parse_args(
+        ["run", "--stmt", "f()", "-v", "A", "-v", "B", "--store", str(store), "--budget", "5"]
+    )
+    options = run_options(args)
+    assert (options.stmt, options.variants, options.cmd) == ("f()", ("A", "B"), None)
+    assert options.settings["budget_s"] == 5 and options.output.store == store

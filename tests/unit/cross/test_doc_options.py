@@ -16,7 +16,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from perflab.cli.options import build_parser, option_names, shorthand_parser
+from perflab.cli.options import build_parser, option_names
+from perflab.cli.shorthand import shorthand_parser
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")))

@@ -10,6 +10,7 @@ from perflab.api import make_experiment
 from perflab.engine.cluster_node import MachineFacts, RecordQueue, StreamingStore
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Sample
+from perflab.records.run_facts import MachineInfo
 from perflab.store import RunStore
 from perflab.store.protocol import RunRecorder
 
@@ -20,7 +21,9 @@ def test_a_cells_store_streams_each_write_and_is_never_analysed() -> None:
     records: RecordQueue = queue.Queue()
     store = StreamingStore(records)
     assert isinstance(store, RunRecorder) and not isinstance(store, RunStore)
-    writer = store.begin_run(make_experiment(stmt="pass"), {"cpu": "x"}, "test")
+    writer = store.begin_run(
+        make_experiment(stmt="pass"), MachineInfo.from_json({"cpu": "x"}), "test"
+    )
     sample = Sample("b", "A", Metric.TIME, "wall_ns", 1.0)
     writer.add_sample(sample)
     writer.finish(RunStatus.COMPLETE)

@@ -6,15 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-
-class _Notes:
-    """A run writer that keeps only the notes."""
-
-    def __init__(self) -> None:
-        self.notes: list[object] = []
-
-    def add_note(self, note: object) -> None:
-        self.notes.append(note)
+from tests.support.note_sinks import NoteSink
 
 
 def test_cpu_sharing_is_not_said_on_lenses_that_do_not_depend_on_it(
@@ -27,7 +19,7 @@ def test_cpu_sharing_is_not_said_on_lenses_that_do_not_depend_on_it(
 
     monkeypatch.setattr(cpu_lock, "joined", lambda cpu, since_s: (4242,))
     claim = cpu_lock.CpuClaim(cpu=1, lock=SimpleNamespace(since_s=0.0))  # type: ignore[arg-type]
-    deterministic, timed = _Notes(), _Notes()
+    deterministic, timed = NoteSink(), NoteSink()
     engine_cpu.note_joiners(deterministic, claim, quiet=False)  # type: ignore[arg-type]
     engine_cpu.note_joiners(timed, claim, quiet=True)  # type: ignore[arg-type]
     assert deterministic.notes == []

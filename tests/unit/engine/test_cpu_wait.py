@@ -16,18 +16,10 @@ from perflab.machine import cpu_lock
 from perflab.machine.host import online_cpus, process_command
 from perflab.measure.lens import NullProgress
 from perflab.records.kinds import Metric
-from perflab.records.model import Note
+from tests.support.note_sinks import NoteSink
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
 SUBJECT = "perflab.engine.cpu"
-
-
-class _Notes:
-    def __init__(self) -> None:
-        self.notes: list[Note] = []
-
-    def add_note(self, note: Note) -> None:
-        self.notes.append(note)
 
 
 @pytest.fixture
@@ -50,7 +42,7 @@ def test_a_run_of_lenses_that_need_no_quiet_cpu_never_waits(
         claim = engine.claim_measurement_cpu(experiment, NullProgress())
         assert claim is not None and claim.lock is None and claim.waited_s < 1.0
         assert claim.shared_with == (os.getpid(),)
-        notes = _Notes()
+        notes = NoteSink()
         note_cpu_claim(notes, claim, quiet=False)  # type: ignore[arg-type]
         (note,) = notes.notes
         assert "do not depend on a quiet CPU" in note.message and note.severity.value == "info"
@@ -66,7 +58,7 @@ def test_a_wait_is_said_with_who_held_the_cpu_and_not_charged_to_the_budget(
     claim = engine.claim_measurement_cpu(experiment, NullProgress())
     assert claim is not None and claim.waited_s >= 0.5
     assert claim.waited_for == (os.getpid(),)
-    notes = _Notes()
+    notes = NoteSink()
     note_cpu_claim(notes, claim, quiet=True)  # type: ignore[arg-type]
     (note,) = notes.notes
     assert f"perflab pid {os.getpid()}" in note.message
@@ -75,7 +67,7 @@ def test_a_wait_is_said_with_who_held_the_cpu_and_not_charged_to_the_budget(
     assert command is not None and command[:20] in note.message
     # a wait of a run that got its CPU in the end: an info note, the same facts
     waited = cpu_lock.CpuClaim(1, None, waited_s=12.0, waited_for=(os.getpid(),))
-    notes = _Notes()
+    notes = NoteSink()
     note_cpu_claim(notes, waited, quiet=True)  # type: ignore[arg-type]
     (note,) = notes.notes
     assert note.message.startswith("waited 12 s for CPU 1") and "not counted" in note.message

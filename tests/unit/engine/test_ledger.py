@@ -15,6 +15,7 @@ from perflab.engine.ledger import BudgetLedger, run_order
 from perflab.measure.lens import Lens, MemorySink
 from perflab.records.kinds import Metric
 from perflab.records.model import Severity
+from tests.support.clocks import SetClockS
 from tests.support.cost_probes import QUICK
 
 SUBJECT = "perflab.engine.ledger"
@@ -24,14 +25,6 @@ COSTS = [
     LensCost(Metric.TIME, minimum_s=2.0, needs="samples", elastic=True),
     LensCost(Metric.COUNTERS, minimum_s=4.0, needs="two generations"),
 ]
-
-
-@dataclass
-class Clock:
-    now_s: float = 100.0
-
-    def __call__(self) -> float:
-        return self.now_s
 
 
 @dataclass(frozen=True)
@@ -53,7 +46,7 @@ def test_fixed_cost_lenses_measure_first() -> None:
 
 def test_the_budget_began_with_the_probe_and_a_sampling_lens_gets_what_is_left() -> None:
     plan = plan_budget(30, PROBE, COSTS)
-    clock = Clock()
+    clock = SetClockS(100.0)
     ledger = BudgetLedger.begun(plan, run_order(lenses(Metric.TIME, Metric.COUNTERS), plan), clock)
     assert ledger.begun_s == pytest.approx(100.0 - PROBE.probe_s)
     assert ledger.deadline_s == pytest.approx(ledger.begun_s + plan.measuring_s)
@@ -68,7 +61,7 @@ def test_the_budget_began_with_the_probe_and_a_sampling_lens_gets_what_is_left()
 
 def test_a_lens_far_over_its_share_is_said_unless_it_explains_itself() -> None:
     plan = plan_budget(30, PROBE, COSTS)
-    clock = Clock()
+    clock = SetClockS(100.0)
     ledger = BudgetLedger.begun(plan, lenses(Metric.COUNTERS, Metric.TIME), clock)
     ledger.give(Metric.COUNTERS)
     ledger.give(Metric.TIME)
@@ -84,7 +77,7 @@ def test_a_lens_far_over_its_share_is_said_unless_it_explains_itself() -> None:
 
 def test_the_benchmark_says_what_it_used_and_warns_when_it_ran_over() -> None:
     plan = plan_budget(30, PROBE, COSTS)
-    clock = Clock()
+    clock = SetClockS(100.0)
     ledger = BudgetLedger.begun(plan, lenses(Metric.COUNTERS, Metric.TIME), clock)
     for metric in (Metric.COUNTERS, Metric.TIME):
         ledger.give(metric)

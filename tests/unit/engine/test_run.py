@@ -20,6 +20,7 @@ from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.store import SqliteStore
+from tests.support.clocks import FakeClockS
 from tests.support.fast_settings import FAST
 from tests.support.scripted_worker import ScriptedWorker
 
@@ -46,21 +47,9 @@ def _runner(worker: Callable[[LaunchSpec], FakeProcess] | None = None) -> FakeRu
     return runner
 
 
-class FakeClock:
-    """Seconds; each reading advances 10 ms: a budget is spent after a known number of readings,
-    without waiting for it."""
-
-    def __init__(self) -> None:
-        self.now_s = 0.0
-
-    def __call__(self) -> float:
-        self.now_s += 0.01
-        return self.now_s
-
-
 def _services(runner: FakeRunner) -> RunServices:
     """The run's services with every outside thing faked: processes, interpreter, clock."""
-    return RunServices(runner=runner, default_python="/usr/bin/python3", clock=FakeClock())
+    return RunServices(runner=runner, default_python="/usr/bin/python3", clock=FakeClockS())
 
 
 def _experiment(*variants: Variant) -> Experiment:

@@ -6,6 +6,7 @@ import ast
 import importlib
 import importlib.util
 import sys
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from perflab.lenses import descriptor as descriptor_module
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.lenses.registry import DESCRIPTORS, declared_options
 from perflab.records.kinds import ArtifactScope, Metric
+from perflab.records.run_facts import MachineInfo
 from perflab.records.settings import setting_specs
 from perflab.worker import COMMAND_LAUNCHER_PATH, STATEMENT_WORKER_PATH
 
@@ -56,6 +58,8 @@ def test_a_blind_spot_s_hooks_are_functions(descriptor: LensDescriptor) -> None:
         for hook in (blind.tool_rows, blind.cpu_ran):
             module, _, name = hook.partition(":")
             assert callable(getattr(importlib.import_module(module), name))
+        # the caveat's machine fact is read as a field of the run's machine, not a key
+        assert blind.machine_fact in {f.name for f in fields(MachineInfo)}
 
 
 @pytest.mark.parametrize("descriptor", DESCRIPTORS, ids=lambda d: str(d.metric))

@@ -15,19 +15,10 @@ from perflab.measure.session import LensSession
 from perflab.plan.schedule import block_orders
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
+from tests.support.clocks import SetClock
 from tests.support.fast_settings import FAST
 
 BENCH = Benchmark(name="b", stmt="f()")
-
-
-class Clock:
-    """Advances only when told to."""
-
-    def __init__(self) -> None:
-        self.now_ns = 0
-
-    def __call__(self) -> int:
-        return self.now_ns
 
 
 class Progress:
@@ -40,7 +31,7 @@ class Progress:
 
 def _sampler(
     n_variants: int = 3, *, budget_s: float = 1.0, warmup_blocks: int = 1
-) -> tuple[InterleavedSampler[LensSession], Clock, Progress]:
+) -> tuple[InterleavedSampler[LensSession], SetClock, Progress]:
     variants = tuple(Variant(f"V{i}") for i in range(n_variants))
     settings = dataclasses.replace(FAST, budget_s=budget_s, warmup_blocks=warmup_blocks, seed=7)
     progress = Progress()
@@ -52,8 +43,8 @@ def _sampler(
         cpu=None,
         default_python="/usr/bin/python3",
     )
-    clock = Clock()
-    session = LensSession(BENCH, context, clock, lens="test")
+    clock = SetClock()
+    session = LensSession(BENCH, context, clock, schedule="test")
     return InterleavedSampler(session, Metric.TIME), clock, progress
 
 

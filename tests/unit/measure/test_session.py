@@ -8,8 +8,9 @@ from perflab.machine.fake_processes import FakeProcess, FakeRunner
 from perflab.machine.proc import LaunchSpec
 from perflab.measure.session import LensSession, WorkerWrap
 from perflab.records.errors import ConfigError
+from tests.support.clocks import FakeClock
 from tests.support.fast_settings import FAST
-from tests.support.lens_contexts import BENCH, FakeClock, lens_context, loop_ns
+from tests.support.lens_contexts import BENCH, lens_context, loop_ns
 from tests.support.scripted_worker import ScriptedWorker
 
 SUBJECT = "perflab.measure.session"
@@ -19,7 +20,7 @@ def test_a_session_starts_every_worker_under_its_wrap_and_releases_it_after_clos
     worker = ScriptedWorker(loop_ns)
     runner = FakeRunner().on_spawn("statement_worker", worker)
     context, _ = lens_context(runner, FAST)
-    session = LensSession(BENCH, context, FakeClock(), lens="counters")
+    session = LensSession(BENCH, context, FakeClock(), schedule="counters")
     events: list[str] = []
 
     def wrap(index: int) -> WorkerWrap:

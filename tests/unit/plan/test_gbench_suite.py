@@ -1,7 +1,7 @@
 """A Google Benchmark binary as perflab benchmarks, on its captured output (Google Benchmark
 1.7.1, tests/golden/data/gbench): the listing, the filter that runs one benchmark alone, the
 lenses that see the whole process, and the errors said with a hint. Reading the time from its
-JSON report is measure/test_reported_time.py's."""
+JSON report is tool_output/test_gbench.py's."""
 
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ from perflab.publish.trends import commit_line, read_site
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Benchmark, Experiment, Sample, Variant
+from perflab.records.run_facts import MachineInfo
 from perflab.records.settings import Settings
 from perflab.store import SqliteStore
 
@@ -45,7 +46,7 @@ def write(
     facts: dict[str, object] = {"hostname": machine}
     if reference_ns is not None:  # the reference loop this machine timed
         facts["reference_ns"] = reference_ns
-    writer = store.begin_run(experiment, facts, "0")
+    writer = store.begin_run(experiment, MachineInfo.from_json(facts), "0")
     for name, commit in zip(names, commits, strict=True):
         provenance = {"commit": commit, "subject": f"s {commit[:4]}", "tree": "t", "changes": []}
         writer.add_variant_info(name, {"provenance": provenance})

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from perflab.machine.host import variant_differences
 from perflab.plan.specs import parse_variant
 from perflab.records.model import VARIANT_FIELDS, Variant, short_commit
 
@@ -57,8 +56,5 @@ def test_the_json_keeps_the_dataclass_order() -> None:
     assert FULL.to_json()["apply"] == ["patches/a.patch", "1234abc"]
 
 
-def test_differences_show_commits_short_and_patches_by_name() -> None:
+def test_a_commit_is_shown_short() -> None:
     assert short_commit(COMMIT) == "0123456789" and short_commit("main") == "main"
-    differences = variant_differences([Variant("a", git="main"), FULL])
-    assert "git: a=main, b=0123456789" in differences
-    assert "apply: a=(unset), b=a.patch,1234abc" in differences

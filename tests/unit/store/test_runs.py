@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Artifact, Benchmark, Experiment, Note, Sample, Severity, Variant
+from perflab.records.run_facts import MachineInfo
 from perflab.store import StoredRun
 
 TIME, CHECK = Metric.TIME, Metric("check")
@@ -25,7 +26,7 @@ def _run() -> StoredRun:
         experiment=Experiment(
             (Benchmark("x", stmt="1"), Benchmark("y", stmt="1")), (Variant("a"),)
         ),
-        machine={},
+        machine=MachineInfo(),
         error=None,
         samples=samples,
         artifacts=artifacts,

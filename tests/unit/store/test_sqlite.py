@@ -6,6 +6,7 @@ import pytest
 from perflab.records.errors import StoreError
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Benchmark, Experiment, Sample, Variant
+from perflab.records.run_facts import MachineInfo
 from perflab.store import SqliteStore
 from perflab.store.migrations import SCHEMA_VERSION
 
@@ -43,7 +44,7 @@ def test_reading_opens_read_only_and_never_migrates(tmp_path: Path) -> None:
     reader = SqliteStore.open(path, create=False)
     assert reader.read_only and reader.list_runs() == []
     with pytest.raises(StoreError, match="opened for reading"):
-        reader.begin_run(EXPERIMENT, {}, "0.1")
+        reader.begin_run(EXPERIMENT, MachineInfo(), "0.1")
     reader.close()
     assert path.read_bytes() == before
 
@@ -51,7 +52,7 @@ def test_reading_opens_read_only_and_never_migrates(tmp_path: Path) -> None:
 def test_samples_of_a_schema_2_store_read_without_scheduler_accounting(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     store = SqliteStore.open(path)
-    writer = store.begin_run(EXPERIMENT, {}, "0.1")
+    writer = store.begin_run(EXPERIMENT, MachineInfo(), "0.1")
     writer.add_sample(Sample("b", "A", Metric.TIME, "wall_ns", 5.0, run_queue_ns=1))
     writer.finish(RunStatus.COMPLETE)
     store.close()
@@ -93,8 +94,8 @@ def test_a_run_whose_process_is_gone_reads_as_interrupted(tmp_path: Path) -> Non
     assert ProcessIdentity(me.pid, me.start_ticks, me.boot_id, "other-host").is_alive() is None
 
     store = SqliteStore.open(tmp_path / "s.db")
-    alive = store.begin_run(EXPERIMENT, {}, "0.1")
-    dead = store.begin_run(EXPERIMENT, {}, "0.1")
+    alive = store.begin_run(EXPERIMENT, MachineInfo(), "0.1")
+    dead = store.begin_run(EXPERIMENT, MachineInfo(), "0.1")
     # the same pid with another start time: a reused pid, not the owner
     store.connection.execute(
         "UPDATE runs SET owner_start_ticks = owner_start_ticks + 1 WHERE id = ?", (dead.run_id,)
@@ -114,9 +115,9 @@ def test_a_store_removed_under_a_run_is_saved_and_the_run_stops(
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "folder" / "s.db"
     store = SqliteStore.open(path)
-    earlier = store.begin_run(EXPERIMENT, {}, "0.1")
+    earlier = store.begin_run(EXPERIMENT, MachineInfo(), "0.1")
     earlier.finish(RunStatus.COMPLETE)
-    writer = store.begin_run(EXPERIMENT, {}, "0.1")
+    writer = store.begin_run(EXPERIMENT, MachineInfo(), "0.1")
     writer.add_sample(Sample("b", "A", Metric.TIME, "wall_ns", 1.0))
     path.unlink()
     with pytest.raises(StoreLostError, match="was removed while run 2") as caught:

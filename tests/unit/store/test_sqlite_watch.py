@@ -34,7 +34,10 @@ def test_writes_go_on_while_the_file_is_the_one_being_written(tmp_path: Path) ->
         connection.execute("SELECT 1")
     watch.written()
     FileWatch(connection, 1, None, None).written()  # an in-memory store: nothing to watch
+    assert connection.execute("SELECT status FROM runs").fetchall() == [("running",)]
     connection.close()
+    # nothing was taken for lost: no copy saved beside the file
+    assert sorted(p.name for p in tmp_path.iterdir() if "recovered" in p.name) == []
 
 
 def test_a_removed_file_stops_the_run_and_its_runs_are_saved_beside_it(tmp_path: Path) -> None:

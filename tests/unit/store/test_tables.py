@@ -14,6 +14,7 @@ from perflab.api import make_experiment
 from perflab.records.errors import StoreError
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Artifact, Note, Sample, Severity
+from perflab.records.run_facts import MachineInfo
 from perflab.store.dialect import SQLITE
 from perflab.store.migrations import MIGRATIONS, statements
 from perflab.store.tables import RunTables, SqlRunWriter
@@ -37,7 +38,9 @@ def begin(
     errors: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext,
     written: Callable[[], None] = lambda: None,
 ) -> SqlRunWriter:
-    run_id = tables.insert_run(make_experiment(stmt="pass"), {"cpu_model": "test"}, "0.test")
+    run_id = tables.insert_run(
+        make_experiment(stmt="pass"), MachineInfo(cpu_model="test"), "0.test"
+    )
     return SqlRunWriter(tables.connection, SQLITE, run_id, errors=errors, written=written)
 
 
@@ -65,7 +68,7 @@ def test_a_run_reads_back_as_it_was_written(tables: RunTables) -> None:
         "it broke",
         "0.test",
     )
-    assert run.machine == {"cpu_model": "test"} and run.finished_at is not None
+    assert run.machine.to_json() == {"cpu_model": "test"} and run.finished_at is not None
     assert [b.stmt for b in run.experiment.benchmarks] == ["pass"]
 
 

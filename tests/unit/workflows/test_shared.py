@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
+from perflab.machine.fake_processes import FakeRunner
 from perflab.workflows.shared import Suite, instructions_available
 
 TESTS = (
@@ -53,10 +52,6 @@ def test_asv_and_google_benchmark_names_are_anchored_and_escaped() -> None:
     assert gbench is not None and gbench.gbench_filter == "^BM_Add/64$"
 
 
-def test_instructions_are_available_where_the_lens_probe_finds_valgrind(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr("perflab.machine.proc.which", lambda tool: None)
-    assert not instructions_available()
-    monkeypatch.setattr("perflab.machine.proc.which", lambda tool: f"/usr/bin/{tool}")
-    assert instructions_available()
+def test_instructions_are_available_where_the_lens_probe_finds_valgrind() -> None:
+    assert not instructions_available(FakeRunner())
+    assert instructions_available(FakeRunner(tools={"valgrind"}))

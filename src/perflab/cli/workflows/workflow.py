@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, cast
 
 from rich.console import Console
 
-from perflab.cli.commands import Option, RunLikeCommand, option
+from perflab.cli.declarations import Option, RunLikeCommand, option
 from perflab.lenses.descriptor import load_hook
 
 if TYPE_CHECKING:  # the options module builds its parser from the registry

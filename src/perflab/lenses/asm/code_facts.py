@@ -61,14 +61,16 @@ def _placement(asm: Mapping[str, Any]) -> tuple[list[str], int]:
         if len(spans) != 2:
             continue
         compared += 1
-        counts = [(_blocks(a, b, LINE_BYTES), _blocks(a, b, WINDOW_BYTES)) for a, b in spans]
-        if counts[0] == counts[1]:
+        (base_lines, base_windows), (variant_lines, variant_windows) = [
+            (_blocks(a, b, LINE_BYTES), _blocks(a, b, WINDOW_BYTES)) for a, b in spans
+        ]
+        if (base_lines, base_windows) == (variant_lines, variant_windows):
             continue
-        where = [f"{a:#x}–{b - 1:#x}" for a, b in spans]
+        base_where, variant_where = [f"{a:#x}–{b - 1:#x}" for a, b in spans]
         found.append(
             f"the hot loop of {readable(str(row.get('name')))} crosses "
-            f"{counts[0][0]} 64-byte line(s) and {counts[0][1]} 32-byte window(s) in the "
-            f"baseline ({where[0]}) and {counts[1][0]} and {counts[1][1]} in the variant "
-            f"({where[1]})"
+            f"{base_lines} 64-byte line(s) and {base_windows} 32-byte window(s) in the "
+            f"baseline ({base_where}) and {variant_lines} and {variant_windows} in the variant "
+            f"({variant_where})"
         )
     return found, compared

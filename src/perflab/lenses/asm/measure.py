@@ -53,7 +53,7 @@ from perflab.machine.parallel import (
     run_jobs,
     runs_real_processes,
 )
-from perflab.machine.proc import ProcessRunner, which
+from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.records.model import Artifact, Benchmark, Experiment, Note, Severity, Variant
 from perflab.store.analysis_cache import AnalysisCache
@@ -98,20 +98,20 @@ class AsmLens:
         compile_patterns(symbols_of(experiment.settings))
         notes: list[Note] = []
         if isinstance(self.source, PerfRecordSource):
-            if symbols_of(experiment.settings) and which("perf") is None:
+            if symbols_of(experiment.settings) and runner.which("perf") is None:
                 notes.append(
                     _note("perf is missing: functions are found by --symbol only, without costs")
                 )
             else:
                 PerfRecordSource.check(runner)
-        if which("llvm-mca") is None and which("llvm-mca-14") is None:
+        if runner.which("llvm-mca") is None and runner.which("llvm-mca-14") is None:
             notes.append(
                 _note(
                     "llvm-mca is missing: no predicted cycles per loop iteration",
                     hint="install llvm (llvm-mca)",
                 )
             )
-        if which("c++filt") is None:
+        if runner.which("c++filt") is None:
             notes.append(
                 _note("c++filt is missing: C++ names stay mangled", hint="install binutils")
             )

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from perflab.lenses.asm.metric import ASM
-from perflab.machine.proc import LaunchSpec, ProcessRunner, which
+from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
 from perflab.measure.perf.record import (
@@ -167,7 +167,7 @@ class PerfRecordSource:
 
     @staticmethod
     def check(runner: ProcessRunner) -> None:
-        if which("perf") is None:
+        if runner.which("perf") is None:
             raise ToolUnavailableError(
                 "perf is not installed, so the asm lens cannot find hot functions",
                 hint="install perf (linux-perf), or name the functions with --symbol REGEX",

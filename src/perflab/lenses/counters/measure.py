@@ -108,7 +108,7 @@ def probe_events(
     One bad name never hides the others (the driver's probe sets each refused name aside); a
     failure of perf that names no event stops the lens."""
     facts = facts or host_facts()
-    probe = probe_stat(runner, events, perf=perf or find_perf())
+    probe = probe_stat(runner, events, perf=perf or find_perf(runner))
     unavailable: list[UnavailableEvent] = []
     for refused in probe.refused:
         if refused.refusal is Refusal.FAILED:
@@ -200,6 +200,39 @@ class _CountedWorker:
             ) from error
 
 
+class _CountingRun:
+    """One statement's counting across its generations: the sampler, the events and perf, the
+    folder perf writes its counts to, each variant's loops (calibrated in the first generation)
+    and the generation's workers under perf stat, made as the session wraps them."""
+
+    def __init__(
+        self,
+        sampler: InterleavedSampler[LensSession],
+        events: Sequence[str],
+        perf: str,
+        folder: Path,
+    ) -> None:
+        self.sampler = sampler
+        self.events = events
+        self.perf = perf
+        self.folder = folder
+        self.loops: list[int] | None = None
+        self.counted: dict[int, _CountedWorker] = {}
+        self._number = 0  # the generation being started
+
+    def begin(self, generation: int) -> dict[int, _CountedWorker]:
+        """A new generation: its workers, filled by `wrap` as the session starts them."""
+        self._number = generation
+        self.counted = {}
+        return self.counted
+
+    def wrap(self, index: int) -> WorkerWrap:
+        """The wrap variant `index`'s worker starts under: perf stat, counting into its file."""
+        output = self.folder / f"{self._number}-{index}.csv"
+        self.counted[index] = _CountedWorker(self.events, output, self.perf)
+        return self.counted[index].wrap
+
+
 def events_within_precision(data: BenchmarkData, experiment: Experiment) -> bool:
     """--precision's early stop: every event's ratio of every variant to the baseline is known
     to within `target_precision`, at the level the events are decided at once analysed."""
@@ -253,7 +286,7 @@ class CountersLens:
         return self._probed[key]
 
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
-        find_perf()
+        find_perf(runner)
         events = requested_events(experiment.settings)
         usable, unavailable, user_only = self._probe(runner, events)
         if not usable:
@@ -286,7 +319,7 @@ class CountersLens:
         )
         if not usable:
             return
-        perf = find_perf()
+        perf = find_perf(context.runner)
         if benchmark.kind is BenchmarkKind.STATEMENT:
             self._measure_statement(benchmark, context, usable, perf)
         else:
@@ -297,9 +330,8 @@ class CountersLens:
     def _measure_statement(
         self, benchmark: Benchmark, context: LensContext, events: Sequence[str], perf: str
     ) -> None:
-        session = LensSession(benchmark, context, lens="counters")
+        session = LensSession(benchmark, context, schedule="counters")
         sampler = InterleavedSampler(session, COUNTERS)
-        loops: list[int] | None = None  # per variant, calibrated in the first generation
 
         def enough(generations: int) -> bool:
             return (
@@ -311,44 +343,27 @@ class CountersLens:
             )
 
         with private_folder("counters") as tmp:
-
-            def generation(number: int) -> None:
-                nonlocal loops
-                loops = self._generation(sampler, events, perf, Path(tmp), number, loops)
-
+            run = _CountingRun(sampler, events, perf, Path(tmp))
             sampler.generations(
-                generation,
+                lambda number: self._generation(run, number),
                 at_least=max(context.experiment.settings.min_generations, 2),
                 enough=enough,
                 label="perf stat",
             )
 
-    def _generation(
-        self,
-        sampler: InterleavedSampler[LensSession],
-        events: Sequence[str],
-        perf: str,
-        tmp: Path,
-        generation: int,
-        loops: list[int] | None,
-    ) -> list[int]:
-        session = sampler.session
+    def _generation(self, run: _CountingRun, generation: int) -> None:
+        session = run.sampler.session
         benchmark, context, settings = session.benchmark, session.context, session.settings
-        counted: dict[int, _CountedWorker] = {}
-
-        def wrap(index: int) -> WorkerWrap:
-            counted[index] = _CountedWorker(events, tmp / f"{generation}-{index}.csv", perf)
-            return counted[index].wrap
-
-        with session.generation(wrap=wrap) as workers:
+        counted = run.begin(generation)
+        with session.generation(wrap=run.wrap) as workers:
             for index, worker in enumerate(workers):
                 counted[index].started(worker)
             calibrated = (
-                loops
-                if loops is not None
+                run.loops
+                if run.loops is not None
                 else loops_per_variant(workers, int(settings.sample_target_ms * 1e6))
             )
-            sampler.blocks(
+            run.sampler.blocks(
                 lambda slot: self._sample(
                     counted[slot.variant], calibrated[slot.variant], measured=not slot.warmup
                 ),
@@ -361,8 +376,10 @@ class CountersLens:
         outputs = {index: counted[index].output_text() for index in counted}
         for position, index in enumerate(sorted(outputs)):
             slot = Slot(index, generation, 0, position, warmup=False)
-            self._store_generation(benchmark, context, slot, events, outputs[index], counted[index])
-        return calibrated
+            self._store_generation(
+                benchmark, context, slot, run.events, outputs[index], counted[index]
+            )
+        run.loops = calibrated  # a generation that completed calibrated the next ones
 
     def _sample(self, counted: _CountedWorker, loops: int, *, measured: bool) -> None:
         if not measured:
@@ -472,7 +489,7 @@ class CountersLens:
         self, benchmark: Benchmark, context: LensContext, events: Sequence[str], perf: str
     ) -> None:
         settings = context.experiment.settings
-        sampler = InterleavedSampler(LensSession(benchmark, context, lens="counters"), COUNTERS)
+        sampler = InterleavedSampler(LensSession(benchmark, context, schedule="counters"), COUNTERS)
 
         def enough(blocks: int) -> bool:
             return blocks >= settings.min_command_blocks and (

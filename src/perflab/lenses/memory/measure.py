@@ -29,7 +29,7 @@ from typing import Protocol
 from perflab.lenses.memory.analyse import KIND_UNAVAILABLE, analyse_memory
 from perflab.lenses.memory.metric import MEMORY
 from perflab.lenses.shared_options import analysis_cache_of, region_of
-from perflab.machine.proc import ProcessRunner, which
+from perflab.machine.proc import ProcessRunner
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
 from perflab.measure.callgrind.native_code import native_code
 from perflab.measure.lens import (
@@ -94,7 +94,7 @@ class MemoryLens:
         self.read_cpuinfo = read_cpuinfo
 
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
-        if which("valgrind") is None or which("vgdb") is None:
+        if runner.which("valgrind") is None or runner.which("vgdb") is None:
             raise ToolUnavailableError(
                 "the memory lens needs valgrind (its cache simulation measures the traffic)",
                 hint="install valgrind (Debian/Ubuntu: apt-get install valgrind); "

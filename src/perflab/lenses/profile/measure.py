@@ -71,7 +71,7 @@ class ProfileLens:
         self._probe_events: list[str] = []
 
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
-        find_perf()
+        find_perf(runner)
         self._chosen, self._probe_events = probe_recording(runner, self.options)
         notes = []
         if self._chosen.call_graph is not self.options.call_graph:

@@ -134,7 +134,8 @@ def _device_blocks(baseline: str, variant: str, data: dict[str, Any]) -> list[Bl
         Paragraph("; ".join(_device_line(name, device) for name, device in present))
     ]
     if len(present) == 2:
-        blocks.append(_bound_paragraph(present[0][1], present[1][1]))
+        (_, base_device), (_, variant_device) = present
+        blocks.append(_bound_paragraph(base_device, variant_device))
     changes = data.get("kernel_changes")
     blocks += _slot_table(changes) if changes else _kernel_table(present)
     return blocks

@@ -50,7 +50,7 @@ class ProfiledWorker:
     ) -> None:
         self.runner = runner
         self.options = options
-        self.perf = perf or find_perf()
+        self.perf = perf or find_perf(runner)
         self.data_path = data_path
         self.loops = 0
         self.region_ns = 0
@@ -156,7 +156,7 @@ def record_statement_profile(
 ) -> RecordedProfile:
     """Profile one variant's statement for about `region.seconds` of its timed loop, its worker
     started as `launch` says (under `perf record`: a prefix there is replaced)."""
-    perf = find_perf()
+    perf = find_perf(runner)
     chosen, _ = probe_recording(runner, options or RecordOptions(), perf=perf)
     with private_folder("profile") as tmp:
         worker = ProfiledWorker(
@@ -182,7 +182,7 @@ def record_command_profile(
     timeout_s: float = 600.0,
 ) -> RecordedProfile:
     """Profile a whole `command` `runs` times under `perf record` (all samples pooled)."""
-    perf = find_perf()
+    perf = find_perf(runner)
     chosen, _ = probe_recording(runner, options or RecordOptions(), perf=perf)
     samples: list[ProfileSample] = []
     events: tuple[str, ...] = ()

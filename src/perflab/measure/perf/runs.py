@@ -80,7 +80,7 @@ def record_variants(
 ) -> Recorded:
     """Every variant's recording, read as each of `recipe.readings` asks; its wall-time samples
     and progress are `metric`'s (the lens that records)."""
-    sampler = InterleavedSampler(LensSession(benchmark, context, lens=recipe.schedule), metric)
+    sampler = InterleavedSampler(LensSession(benchmark, context, schedule=recipe.schedule), metric)
     with private_folder("profile") as tmp:
         if benchmark.kind is BenchmarkKind.STATEMENT:
             return _StatementRecording(sampler, recipe, Path(tmp)).record()
@@ -216,7 +216,7 @@ class _CommandRecording:
         self.recipe = recipe
         self.tmp = tmp
         self.context = sampler.session.context
-        self.perf = find_perf()
+        self.perf = find_perf(self.context.runner)
         self.runs = [_CommandRuns({r: [] for r in recipe.readings}) for _ in self.variants]
 
     @property

@@ -21,6 +21,7 @@ from perflab.lenses.rss import RSS
 from perflab.machine.fake_processes import FakeRunner
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Experiment, Variant
+from tests.support.clocks import SetClockS
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
 SUBJECT = "perflab.engine.prepare.recent_probes"
@@ -37,16 +38,8 @@ PROBE = CostProbe(
 )
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def _memory(tmp_path: Path) -> tuple[RecentProbes, Clock]:
-    clock = Clock()
+def _memory(tmp_path: Path) -> tuple[RecentProbes, SetClockS]:
+    clock = SetClockS(1_000_000.0)
     directory = tmp_path / "locks"
     return RecentProbes(directory, clock=clock), clock
 
@@ -58,7 +51,7 @@ def test_a_probe_is_joined_by_the_recent_ones_of_its_benchmark_and_machine(
     quick = dataclasses.replace(PROBE, startup_s=0.09, speed=MachineSpeed(reference_s=0.18))
     for probe in (quick, quick):
         memory.remember("A", probe, speed_measured=True)
-        clock.now += 30
+        clock.now_s += 30
     memory.remember("B", dataclasses.replace(quick, startup_s=5.0), speed_measured=True)
     recalled = memory.recall("A", BenchmarkKind.STATEMENT, 2)
     assert len(recalled.same_benchmark) == 2 and len(recalled.speeds) == 3
@@ -77,7 +70,7 @@ def test_a_probe_is_joined_by_the_recent_ones_of_its_benchmark_and_machine(
 def test_old_probes_and_torn_lines_are_left_out(tmp_path: Path) -> None:
     memory, clock = _memory(tmp_path)
     memory.remember("A", PROBE, speed_measured=True)
-    clock.now += RECENT_PROBES_S + 1
+    clock.now_s += RECENT_PROBES_S + 1
     path = tmp_path / "locks" / recent_probes.FILE_NAME
     with path.open("a") as file:
         file.write('{"at": 1, "key": "A"}\n{"at": \n')
@@ -88,7 +81,7 @@ def test_only_the_last_few_join_and_a_carried_speed_is_not_remembered(tmp_path: 
     memory, clock = _memory(tmp_path)
     for index in range(RECENT_PROBES + 3):
         memory.remember("A", PROBE, speed_measured=index % 2 == 0)
-        clock.now += 1
+        clock.now_s += 1
     recalled = memory.recall("A", BenchmarkKind.STATEMENT, 2)
     assert len(recalled.speeds) == 4  # the probes that measured the speed
     assert PROBE.with_recent(recalled.same_benchmark).recent == RECENT_PROBES
@@ -116,7 +109,7 @@ def test_a_would_fit_counts_perflabs_usual_start_up_from_recent_runs(tmp_path: P
     memory, clock = _memory(tmp_path)
     for before_s in (0.7, 0.6):
         memory.remember("A", PROBE, speed_measured=True, before_s=before_s)
-        clock.now += 10
+        clock.now_s += 10
     recalled = memory.recall("A", BenchmarkKind.STATEMENT, 2)
     assert recalled.startups_s == (0.7, 0.6)
     slow = dataclasses.replace(PROBE, recent_before_s=recalled.startups_s)
@@ -130,7 +123,7 @@ def test_the_counting_cpus_are_the_lower_median_of_recent_looks(tmp_path: Path) 
     memory, clock = _memory(tmp_path)
     for cpus in (1, 1, 2):  # another run held the second CPU at two of three looks
         memory.remember("B", dataclasses.replace(PROBE, counting_cpus=cpus), speed_measured=True)
-        clock.now += 10
+        clock.now_s += 10
     recalled = memory.recall("A", BenchmarkKind.STATEMENT, 2)
     assert recalled.counting_cpus == (1, 1, 2)
     assert (
@@ -149,7 +142,7 @@ def test_a_fixed_cost_lens_learns_what_its_recent_runs_took(tmp_path: Path) -> N
     rss, time_lens = RSS, Metric.TIME
     for ratio in (1.6, 1.4):
         memory.remember_lens("A", rss, ratio)
-        clock.now += 10
+        clock.now_s += 10
     memory.remember_lens("B", rss, 3.0)  # another benchmark's: not this one's
     recalled = memory.recall("A", BenchmarkKind.STATEMENT, 2)
     assert recalled.lens_ratios == {rss: (1.6, 1.4)}

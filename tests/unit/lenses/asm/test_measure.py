@@ -85,23 +85,15 @@ def test_a_variant_whose_hot_code_has_no_function_is_warned_of_by_name() -> None
         ({"c++filt"}, "c++filt is missing: C++ names stay mangled"),
     ],
 )
-def test_preflight_says_what_each_missing_tool_costs(
-    monkeypatch: pytest.MonkeyPatch, missing: set[str], said: str
-) -> None:
-    monkeypatch.setattr(
-        "perflab.lenses.asm.measure.which",
-        lambda tool: None if tool in missing else f"/usr/bin/{tool}",
-    )
-    context, _ = lens_context(FakeRunner(), SETTINGS)
+def test_preflight_says_what_each_missing_tool_costs(missing: set[str], said: str) -> None:
+    tools = {"perf", "llvm-mca", "llvm-mca-14", "c++filt"} - missing
+    context, _ = lens_context(FakeRunner(tools=tools), SETTINGS)
     (note,) = _lens(ScriptedSource(UNPLACED)).preflight(context.experiment, context.runner)
     assert note.message.startswith(said) and note.severity is Severity.INFO
 
 
-def test_without_perf_named_functions_are_still_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(
-        "perflab.lenses.asm.measure.which", lambda tool: None if tool == "perf" else tool
-    )
+def test_without_perf_named_functions_are_still_read() -> None:
     settings = SETTINGS.with_options(symbols=("^sum$",))
-    context, _ = lens_context(FakeRunner(), settings)
+    context, _ = lens_context(FakeRunner(tools={"llvm-mca", "c++filt"}), settings)
     (note,) = AsmLens(PerfRecordSource()).preflight(context.experiment, context.runner)
     assert note.message == "perf is missing: functions are found by --symbol only, without costs"

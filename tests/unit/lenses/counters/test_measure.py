@@ -19,9 +19,10 @@ from perflab.measure.lens import MemorySink
 from perflab.records.errors import ToolUnavailableError
 from perflab.records.model import Benchmark, Experiment
 from perflab.tool_output.perf_stat import Availability
+from tests.support.clocks import FakeClock
 from tests.support.fast_settings import FAST
-from tests.support.lens_contexts import BENCH, VARIANTS, FakeClock, lens_context, loop_ns
-from tests.support.scripted_perf import PERF, ScriptedPerf
+from tests.support.lens_contexts import BENCH, VARIANTS, lens_context, loop_ns
+from tests.support.scripted_perf import ScriptedPerf
 from tests.support.scripted_worker import ScriptedWorker
 
 VM = HostFacts(hypervisor=True, paranoid=2, root=True)
@@ -98,11 +99,6 @@ def _per_loop(spec: LaunchSpec, event: str) -> float | None:
     return 800.0 if (spec.env or {}).get("FAST") == "1" else 1000.0
 
 
-@pytest.fixture
-def perf_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("perflab.tool_drivers.perf.which", lambda tool: PERF)
-
-
 def _measured(benchmark: Benchmark = BENCH) -> tuple[ScriptedPerf, MemorySink, CountersLens]:
     perf = ScriptedPerf(ScriptedWorker(loop_ns), stat_per_loop=_per_loop)
     context, sink = lens_context(perf.runner(), SETTINGS, FakeClock())
@@ -115,7 +111,6 @@ def _measured(benchmark: Benchmark = BENCH) -> tuple[ScriptedPerf, MemorySink, C
     return perf, sink, lens
 
 
-@pytest.mark.usefixtures("perf_installed")
 def test_each_generation_counts_every_variant_under_perf_stat_around_its_timed_loops() -> None:
     perf, sink, lens = _measured()
     # two generations of one worker per variant, each under its own perf stat
@@ -132,7 +127,6 @@ def test_each_generation_counts_every_variant_under_perf_stat_around_its_timed_l
     assert compared.ratio == pytest.approx(0.8)
 
 
-@pytest.mark.usefixtures("perf_installed")
 def test_an_event_perf_cannot_count_is_stored_as_such_and_never_as_a_sample() -> None:
     _, sink, _ = _measured()
     assert not [s for s in sink.samples if s.name == "cycles"]
@@ -140,7 +134,6 @@ def test_an_event_perf_cannot_count_is_stored_as_such_and_never_as_a_sample() ->
     assert [u["event"] for u in probed["unavailable"]] == ["cycles"]
 
 
-@pytest.mark.usefixtures("perf_installed")
 def test_every_generation_keeps_its_avx512_tally_with_a_control_sample_per_worker() -> None:
     _, sink, _ = _measured()
     tallies = [json.loads(a.content) for a in sink.artifacts if a.kind == AVX512]
@@ -149,7 +142,6 @@ def test_every_generation_keeps_its_avx512_tally_with_a_control_sample_per_worke
     assert all(t["with_avx512"] == 0 and t["control_with_avx512"] == 0 for t in tallies)
 
 
-@pytest.mark.usefixtures("perf_installed")
 def test_a_command_is_counted_whole_once_per_block_and_variant() -> None:
     perf, sink, _ = _measured(Benchmark(name="c", cmd="./prog"))
     assert perf.counted and all(spec.argv[-1] == "./prog" for spec in perf.counted)

@@ -9,8 +9,6 @@ import json
 import os
 from typing import Any
 
-import pytest
-
 from perflab.lenses.profile.analyse import FOLDED, PROFILE_META
 from perflab.lenses.profile.measure import ProfileLens
 from perflab.measure.perf.runs import WALL_NS
@@ -19,16 +17,11 @@ from perflab.records.model import Benchmark, Severity
 from perflab.tool_drivers.perf import CallGraph, RecordOptions
 from tests.support.fast_settings import FAST
 from tests.support.lens_contexts import BENCH, lens_context, loop_ns
-from tests.support.scripted_perf import PERF, ScriptedPerf
+from tests.support.scripted_perf import ScriptedPerf
 from tests.support.scripted_worker import ScriptedWorker
 
 SETTINGS = dataclasses.replace(FAST, metrics=(Metric.PROFILE,), warmup_blocks=1)
 REGION_S = 0.04  # of each variant's timed loops recorded, over its two worker processes
-
-
-@pytest.fixture(autouse=True)
-def perf_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("perflab.tool_drivers.perf.which", lambda tool: PERF)
 
 
 def _perf(**fields: Any) -> ScriptedPerf:

@@ -20,8 +20,8 @@ from perflab.plan.specs import parse_metrics
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.tool_output.peak_memory import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
+from tests.support.clocks import FakeClock
 from tests.support.fast_settings import FAST
-from tests.support.lens_contexts import FakeClock
 from tests.support.scripted_worker import ScriptedWorker
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)

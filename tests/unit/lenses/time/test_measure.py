@@ -14,8 +14,9 @@ from perflab.machine.fake_processes import FakeProcess, FakeRunner
 from perflab.machine.proc import LaunchSpec
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import Metric, Verdict
+from tests.support.clocks import FakeClock
 from tests.support.fast_settings import FAST
-from tests.support.lens_contexts import BENCH, VARIANTS, FakeClock, lens_context, loop_ns
+from tests.support.lens_contexts import BENCH, VARIANTS, lens_context, loop_ns
 from tests.support.scripted_worker import ScriptedWorker
 
 SUBJECT = "perflab.lenses.time.measure"

@@ -21,6 +21,7 @@ from perflab.records.model import (
     Experiment,
     Variant,
 )
+from tests.support.clocks import FakeClock
 from tests.support.fast_settings import FAST
 from tests.support.scripted_worker import ScriptedWorker
 
@@ -38,7 +39,7 @@ def _measure_on_cpu_1() -> tuple[TimeLens, MemorySink, Benchmark, Experiment]:
     )
     sink = MemorySink()
     context = LensContext(
-        experiment, runner, sink, NullProgress(), 1, "/usr/bin/python3", clock_ns=_Clock()
+        experiment, runner, sink, NullProgress(), 1, "/usr/bin/python3", clock_ns=FakeClock()
     )
     lens = TimeLens()
     lens.measure(bench, context)
@@ -87,14 +88,3 @@ def test_the_time_lens_records_a_run_that_joined_its_cpu(
     finally:
         held.close()
     assert mark.exists()
-
-
-class _Clock:
-    """Each reading advances 10 ms."""
-
-    def __init__(self) -> None:
-        self.now_ns = 0
-
-    def __call__(self) -> int:
-        self.now_ns += 10_000_000
-        return self.now_ns

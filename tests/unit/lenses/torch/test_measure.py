@@ -16,8 +16,9 @@ from perflab.machine.proc import LaunchSpec
 from perflab.records.errors import BenchmarkFailedError, ConfigError
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
+from tests.support.clocks import FakeClock
 from tests.support.fast_settings import FAST
-from tests.support.lens_contexts import BENCH, VARIANTS, FakeClock, lens_context, loop_ns
+from tests.support.lens_contexts import BENCH, VARIANTS, lens_context, loop_ns
 from tests.support.scripted_worker import ScriptedWorker
 
 

@@ -30,11 +30,6 @@ LAUNCH = WorkerLaunch("/usr/bin/python3", cpu=1, timeout_s=5.0)
 REGION = RecordedRegion(seconds=0.05, sample_ms=10.0)
 
 
-@pytest.fixture(autouse=True)
-def perf_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("perflab.tool_drivers.perf.which", lambda tool: PERF)
-
-
 def test_a_statement_is_sampled_only_inside_its_timed_loops_until_the_region_is_long_enough() -> (
     None
 ):

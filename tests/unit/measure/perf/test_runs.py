@@ -8,8 +8,6 @@ from __future__ import annotations
 import dataclasses
 import os
 
-import pytest
-
 from perflab.measure.perf.recordings import Reading
 from perflab.measure.perf.runs import call_graph_recipe, record_variants, recorded_share
 from perflab.records.kinds import Metric
@@ -17,16 +15,11 @@ from perflab.records.model import Benchmark
 from perflab.tool_drivers.perf import CallGraph
 from tests.support.fast_settings import FAST
 from tests.support.lens_contexts import BENCH, lens_context, loop_ns
-from tests.support.scripted_perf import PERF, ScriptedPerf
+from tests.support.scripted_perf import ScriptedPerf
 from tests.support.scripted_worker import ScriptedWorker
 
 SETTINGS = dataclasses.replace(FAST, metrics=(Metric.PROFILE, Metric.ASM), warmup_blocks=1)
 BOTH = (Reading.CALL_GRAPHS, Reading.LEAVES)
-
-
-@pytest.fixture(autouse=True)
-def perf_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("perflab.tool_drivers.perf.which", lambda tool: PERF)
 
 
 def _perf() -> ScriptedPerf:

@@ -4,7 +4,7 @@ and view, in `handler.py`, imported when the command runs)."""
 
 from __future__ import annotations
 
-from perflab.cli.commands import RunLikeCommand, each_option, option
+from perflab.cli.declarations import RunLikeCommand, each_option, option
 from perflab.cli.workflows.workflow import Workflow, threshold_option
 
 CHECK_TEXT = """\

@@ -4,7 +4,7 @@ declared once for the registry (help, options, and by name its handler and view,
 
 from __future__ import annotations
 
-from perflab.cli.commands import RunLikeCommand, each_option, option
+from perflab.cli.declarations import RunLikeCommand, each_option, option
 from perflab.cli.workflows.workflow import Workflow, threshold_option
 
 HISTORY_TEXT = """\

@@ -1,11 +1,11 @@
-"""cli.commands: a command declared once (its text and its own options) becomes a subcommand
+"""cli.declarations: a command declared once (its text and its own options) becomes a subcommand
 that takes `run`'s options too."""
 
 from __future__ import annotations
 
 import argparse
 
-from perflab.cli.commands import (
+from perflab.cli.declarations import (
     EACH_EXAMPLE,
     RunLikeCommand,
     add_run_like_commands,
