@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from perflab.analyse.run import analyse_run
-from perflab.budget.costs import LensCost
+from perflab.budget.costs import CostProbe, LensCost
 from perflab.budget.plan import BudgetPlan
 from perflab.engine.benchmark_plan import BenchmarkPlanner, plans_before_run, show_plan
 from perflab.engine.cpu import (
@@ -28,6 +28,8 @@ from perflab.engine.ledger import BudgetLedger, run_order
 from perflab.engine.prepare import output_check
 from perflab.engine.prepare.caches import (
     IsolatedCaches,
+    NativeRuns,
+    NativeRunsAhead,
     compile_natively,
     may_compile_under_valgrind,
 )
@@ -168,12 +170,7 @@ def _open_run(
     lenses = tuple(lens_for(metric) for metric in experiment.settings.metrics)
     preflight_notes = [n for lens in lenses for n in lens.preflight(experiment, runner)]
     planner = _planner(services, cpu)
-    waited_s = 0.0 if claim is None else claim.waited_s
-    # the probes run in the caches the measurements will use (removed when the run ends)
-    caches = stack.enter_context(IsolatedCaches(enabled=not experiment.settings.share_caches))
-    plans = plans_before_run(
-        experiment, planner, caches, services.started_at_s, waited_s, services.clock
-    )
+    caches, ahead, plans = _planned(stack, experiment, lenses, claim, services, planner)
     machine = machine_facts(runner, cpu=cpu)
     writer = store.begin_run(experiment, machine, __version__)
     preparer = _preparer(stack, experiment, services)
@@ -201,9 +198,50 @@ def _open_run(
         caches=caches,
         planner=planner,
         plans=plans,
+        ahead=ahead,
         cpu_flags=frozenset(machine["cpu_flags"]),
         clock=services.clock,
     )
+
+
+def _planned(
+    stack: contextlib.ExitStack,
+    experiment: Experiment,
+    lenses: tuple[Lens, ...],
+    claim: cpu_lock.CpuClaim | None,
+    services: RunServices,
+    planner: BenchmarkPlanner,
+) -> tuple[IsolatedCaches, NativeRunsAhead | None, dict[str, BudgetPlan]]:
+    """The run's caches, the native runs started beside the probes, and the plans made before
+    the run is stored."""
+    waited_s = 0.0 if claim is None else claim.waited_s
+    # the probes run in the caches the measurements will use (removed when the run ends)
+    caches = stack.enter_context(IsolatedCaches(enabled=not experiment.settings.share_caches))
+    ahead = _native_runs_ahead(stack, experiment, lenses, caches, planner)
+    plans = plans_before_run(
+        experiment, planner, caches, services.started_at_s, waited_s, services.clock, ahead
+    )
+    return caches, ahead, plans
+
+
+def _native_runs_ahead(
+    stack: contextlib.ExitStack,
+    experiment: Experiment,
+    lenses: tuple[Lens, ...],
+    caches: IsolatedCaches,
+    planner: BenchmarkPlanner,
+) -> NativeRunsAhead | None:
+    """Where the statements run natively before valgrind (`_compile_natively_first`), the
+    runs that start beside each probe; stopped when the run ends, before its caches go."""
+    if not caches.enabled:
+        return None
+    if not any(descriptor_for(lens.metric).planning.runs_valgrind for lens in lenses):
+        return None
+    ahead = NativeRunsAhead(
+        planner.runner, planner.default_python, experiment.settings.sample_timeout_s
+    )
+    stack.callback(ahead.stop)
+    return ahead
 
 
 def _planner(services: RunServices, cpu: int | None) -> BenchmarkPlanner:
@@ -259,6 +297,8 @@ class _Run:
     caches: IsolatedCaches
     planner: BenchmarkPlanner
     plans: dict[str, BudgetPlan]  # planned before the run; the others once prepared
+    # the variants' native runs started beside the probes (None: no lens runs valgrind)
+    ahead: NativeRunsAhead | None = None
     # the machine's CPU features, as the run stores them: valgrind hides some (caches.py)
     cpu_flags: frozenset[str] = frozenset()
     clock: Callable[[], float] = time.monotonic  # seconds: what budgets are spent by
@@ -429,28 +469,54 @@ def _comparable(experiment: Experiment, names: set[str]) -> bool:
 def _compile_natively_first(
     run: _Run, benchmark: Benchmark, context: LensContext, plan: BudgetPlan
 ) -> None:
-    """Where a lens runs the code under valgrind, each variant whose JIT caches are empty runs
-    its statement once natively first (caches.compile_natively): compiling under valgrind
-    would take minutes of the budget. Said when that filled a cache; a statement that compiles
-    nothing costs one native set-up per variant."""
+    """Where a lens runs the code under valgrind, each variant runs its statement once natively
+    first (caches.compile_natively): compiling under valgrind would take minutes of the
+    budget. The probe ran the baseline so, in its caches, and the others may have run beside
+    it (`NativeRunsAhead`): only the rest run now. Said when that filled a cache; a statement
+    that compiles nothing costs one native set-up per variant."""
     if benchmark.kind is not BenchmarkKind.STATEMENT or not run.caches.enabled:
         return
     if not any(descriptor_for(lens.metric).planning.runs_valgrind for lens in run.lenses):
         return
-    cold = [v for v in context.experiment.variants if not run.caches.filled(v)]
-    if not cold:
-        return
-    native = compile_natively(benchmark, cold, context)
-    _warn_unprobed(run, benchmark, context, plan, native.by_variant)
-    took_s = native.took_s
-    compiled = {v.name: names for v in cold if (names := run.caches.filled(v))}
+    variants = context.experiment.variants
+    ahead_s = run.ahead.taken(benchmark.name) if run.ahead is not None else {}
+    done = set(ahead_s) | probed_natively(context.experiment, plan.probe)
+    # a cache filled before this run's native runs: the variant's own, or a shared one
+    cold = [v for v in variants if v.name not in done and not run.caches.filled(v)]
+    native = compile_natively(benchmark, cold, context) if cold else NativeRuns(0.0, {})
+    ran_s = {**ahead_s, **native.by_variant}
+    _warn_unprobed(run, benchmark, context, plan, ran_s)
+    ran = [v for v in variants if v.name in done or v.name in ran_s]
+    compiled = {v.name: names for v in ran if (names := run.caches.filled(v))}
     if not compiled:
         return
+    _note_native_fill(run, benchmark, context, ran, compiled, native.took_s + sum(ahead_s.values()))
+
+
+def probed_natively(experiment: Experiment, probe: CostProbe) -> set[str]:
+    """The variant whose statement the benchmark's probe ran natively in its caches, as
+    `compile_natively` would (a fork server's child ran its set-up, then its statement): the
+    baseline, where its statement was probed and the probe did not fail."""
+    if probe.kind is not BenchmarkKind.STATEMENT or probe.failed:
+        return set()
+    return {experiment.baseline.name}
+
+
+def _note_native_fill(
+    run: _Run,
+    benchmark: Benchmark,
+    context: LensContext,
+    ran: list[Variant],
+    compiled: Mapping[str, tuple[str, ...]],
+    took_s: float,
+) -> None:
+    """The variants that compiled into their JIT caches run natively again for the ISA valgrind
+    shows, where it hides AVX-512 (`IsolatedCaches.valgrind_fill`), and what was filled said."""
     flags = run.cpu_flags
     apart = any(descriptor_for(lens.metric).planning.all_under_valgrind for lens in run.lenses)
     again = [
         for_isa
-        for v in cold
+        for v in ran
         if apart
         and v.name in compiled
         and (for_isa := run.caches.valgrind_fill(v, compiled[v.name], flags)) is not None
@@ -460,7 +526,7 @@ def _compile_natively_first(
     refilled = {v.name for v in again if "TORCHINDUCTOR_CACHE_DIR" in run.caches.filled(v)}
     doubtful = [
         v.name
-        for v in cold
+        for v in ran
         if v.name in compiled
         and may_compile_under_valgrind(v, compiled[v.name], flags, refilled=v.name in refilled)
     ]

@@ -15,13 +15,21 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 
-from perflab.machine.parallel import LiveSet, counting_cpus, other_runs_cpus, run_on_cpus
+from perflab.machine.parallel import (
+    Cancelled,
+    LiveSet,
+    counting_cpus,
+    other_runs_cpus,
+    run_on_cpus,
+)
+from perflab.machine.proc import ProcessRunner
 from perflab.machine.scratch import make_private_folder
 from perflab.measure.lens import LensContext
 from perflab.measure.worker_client import (
@@ -235,27 +243,125 @@ def compile_natively(
     by_variant: dict[str, float] = {}
 
     def once(variant: Variant, cpu: int | None) -> None:
-        began = time.monotonic()
-        try:
-            with StatementWorker.start(
-                context.runner,
-                benchmark,
-                variant,
-                WorkerLaunch(
-                    interpreter_for(variant, context.default_python),
-                    cpu=cpu,
-                    timeout_s=context.experiment.settings.sample_timeout_s,
-                ),
-            ) as worker:
-                workers.add(worker)
-                worker.sample(1)
-                workers.discard(worker)
-        except PerflabError:
-            pass  # the lens meets it again, and says so with its phase
-        by_variant[variant.name] = time.monotonic() - began
+        launch = WorkerLaunch(
+            interpreter_for(variant, context.default_python),
+            cpu=cpu,
+            timeout_s=context.experiment.settings.sample_timeout_s,
+        )
+        by_variant[variant.name] = run_natively(context.runner, benchmark, variant, launch, workers)
 
     # perflab's affinity leaves out the measuring CPU while it measures: add it back (as counting)
     allowed = set(os.sched_getaffinity(0)) | ({context.cpu} if context.cpu is not None else set())
     cpus = counting_cpus(allowed, other_runs_cpus(sorted(allowed)), context.cpu)
     run_on_cpus(list(variants), cpus, once, lambda _variant, _result: None, on_stop=workers.stop)
     return NativeRuns(time.monotonic() - started, by_variant)
+
+
+def run_natively(
+    runner: ProcessRunner,
+    benchmark: Benchmark,
+    variant: Variant,
+    launch: WorkerLaunch,
+    workers: LiveSet[StatementWorker],
+) -> float:
+    """The variant's set-up and statement run once, natively, in a fresh worker (`workers`
+    holds it while it runs, for a stop to kill): the seconds it took. A failure is left to the
+    lens, which meets it again and reports it with its phase."""
+    began = time.monotonic()
+    try:
+        with StatementWorker.start(runner, benchmark, variant, launch) as worker:
+            workers.add(worker)
+            worker.sample(1)
+            workers.discard(worker)
+    except PerflabError:
+        pass
+    return time.monotonic() - began
+
+
+class NativeRunsAhead:
+    """The variants' native runs (`compile_natively`'s) started ahead, beside each benchmark's
+    probe: the probe times the baseline natively on the measuring CPU, in its caches, while the
+    CPU beside it is idle once the machine's speed is measured there. The other variants run
+    there then, one after another, so that the benchmark finds them done (torch.add's A/B:
+    0.9 s less before valgrind starts); those not started by then are left to
+    `compile_natively`. Stopped, with whatever it runs, when the run ends."""
+
+    def __init__(self, runner: ProcessRunner, default_python: str, timeout_s: float) -> None:
+        self.runner = runner
+        self.default_python = default_python
+        self.timeout_s = timeout_s  # a native run's (--sample-timeout)
+        self._by_benchmark: dict[str, _RunsAhead] = {}
+
+    def beside_probe(
+        self, benchmark: Benchmark, variants: Sequence[Variant]
+    ) -> Callable[[int | None], None]:
+        """What the probe of `benchmark` starts on the CPU beside it (None: unpinned): the
+        native runs of `variants`, in a thread of their own."""
+        ahead = _RunsAhead(self, benchmark, list(variants))
+        self._by_benchmark[benchmark.name] = ahead
+        return ahead.start
+
+    def taken(self, benchmark: str) -> dict[str, float]:
+        """The variants of `benchmark` that ran natively ahead, with the seconds each took:
+        none starts after this call, and the one running is waited for."""
+        ahead = self._by_benchmark.pop(benchmark, None)
+        return {} if ahead is None else ahead.finish()
+
+    def stop(self) -> None:
+        """Every run ahead stopped (its worker killed), its thread ended."""
+        for ahead in self._by_benchmark.values():
+            ahead.stop()
+        self._by_benchmark.clear()
+
+
+class _RunsAhead:
+    """One benchmark's variants run natively ahead, one after another in a thread."""
+
+    def __init__(self, owner: NativeRunsAhead, benchmark: Benchmark, variants: list[Variant]):
+        self.owner = owner
+        self.benchmark = benchmark
+        self.pending = variants
+        self.by_variant: dict[str, float] = {}
+        self.workers: LiveSet[StatementWorker] = LiveSet(lambda worker: worker.kill())
+        self.lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+
+    def start(self, cpu: int | None) -> None:
+        self.thread = threading.Thread(
+            target=self._run, args=(cpu,), name="perflab-native-ahead", daemon=True
+        )
+        self.thread.start()
+
+    def _run(self, cpu: int | None) -> None:
+        while True:
+            with self.lock:
+                if not self.pending:
+                    return
+                variant = self.pending.pop(0)
+            launch = WorkerLaunch(
+                interpreter_for(variant, self.owner.default_python),
+                cpu=cpu,
+                timeout_s=self.owner.timeout_s,
+            )
+            try:
+                took_s = run_natively(
+                    self.owner.runner, self.benchmark, variant, launch, self.workers
+                )
+            except Cancelled:
+                return
+            with self.lock:
+                self.by_variant[variant.name] = took_s
+
+    def finish(self) -> dict[str, float]:
+        with self.lock:
+            self.pending.clear()
+        if self.thread is not None:
+            self.thread.join()
+        return dict(self.by_variant)
+
+    def stop(self) -> None:
+        with self.lock:
+            self.pending.clear()
+        self.workers.stop()
+        if self.thread is not None:
+            self.thread.join()

@@ -1,21 +1,26 @@
 """Isolated on-disk caches (engine/prepare/caches.py): each variant its own fresh directories,
 of one name length, removed at the end; a variable a variant sets itself is its own; the
 bytecode cache shared where no variant writes bytecode; JIT caches that were filled; a second
-native fill for the ISA valgrind shows, and where a JIT may still compile under valgrind."""
+native fill for the ISA valgrind shows, and where a JIT may still compile under valgrind; the
+variants' native runs started beside the probe, on the CPU it gives them."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from perflab.engine.prepare.caches import (
     CACHE_VARIABLES,
     IsolatedCaches,
+    NativeRunsAhead,
     for_valgrind_isa,
     may_compile_under_valgrind,
     writes_no_bytecode,
 )
+from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.host import cpu_flags
-from perflab.records.model import Variant
+from perflab.records.model import Benchmark, Variant
+from tests.support.scripted_worker import ScriptedWorker
 
 # the first processor's lines of /proc/cpuinfo, captured (shortened) on an AVX-512 host and on
 # an AVX2 one
@@ -151,3 +156,39 @@ def test_valgrind_s_processes_get_an_inductor_cache_of_their_own_where_it_hides_
         assert caches.valgrind_fill(applied, INDUCTOR, AVX2, NO_ISA) is None
         assert caches.valgrind_fill(caches.applied(mine), INDUCTOR, AVX512, NO_ISA) is None
     assert caches.for_valgrind(applied, AVX512, NO_ISA) is applied  # closed: nothing to give
+
+
+def test_variants_run_natively_ahead_one_after_another_on_the_cpu_beside_the_probe() -> None:
+    worker = ScriptedWorker(lambda spec: 1000.0)
+    runner = FakeRunner().on_spawn("statement_worker", worker)
+    ahead = NativeRunsAhead(runner, "/usr/bin/python3", timeout_s=60.0)
+    benchmark = Benchmark("b", stmt="f()", setup="pass")
+    start = ahead.beside_probe(benchmark, [Variant("B"), Variant("C", env={"X": "1"})])
+    start(1)  # the probe's reference CPU, once the machine's speed is measured there
+    # the benchmark takes them once both are done (taken earlier, the second would not start)
+    deadline = time.monotonic() + 30.0
+    while _quits(worker) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    ran = ahead.taken("b")
+    assert sorted(ran) == ["B", "C"] and all(took_s >= 0.0 for took_s in ran.values())
+    spawned = [process.spec for process in runner.spawned]
+    assert [spec.cpu for spec in spawned] == [1, 1]
+    assert (spawned[1].env or {}).get("X") == "1"
+    # each worker ran the set-up and the statement once (a sample), then quit
+    ops = [request["op"] for _, request in worker.requests]
+    assert ops.count("setup") == 2 and _quits(worker) == 2
+    assert ahead.taken("b") == {}  # handed over once; the benchmark fills the rest itself
+    ahead.stop()
+
+
+def _quits(worker: ScriptedWorker) -> int:
+    return sum(request["op"] == "quit" for _, request in list(worker.requests))
+
+
+def test_runs_not_started_ahead_are_left_to_the_benchmark() -> None:
+    runner = FakeRunner().on_spawn("statement_worker", ScriptedWorker(lambda spec: 1000.0))
+    ahead = NativeRunsAhead(runner, "/usr/bin/python3", timeout_s=60.0)
+    benchmark = Benchmark("b", stmt="f()", setup="pass")
+    ahead.beside_probe(benchmark, [Variant("B")])  # no CPU beside the probe: never started
+    assert ahead.taken("b") == {}
+    assert runner.spawned == []
