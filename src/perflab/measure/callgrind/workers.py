@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from perflab.machine.parallel import LiveSet
@@ -51,6 +52,11 @@ from perflab.tool_output.callgrind_format import CallgrindFormatError, parse_cal
 WORKER_OPS = "perflab.worker.callgrind_ops"  # the source sent to the workers, run there
 # a whole command under callgrind (20-100x slower than native); only a hung one reaches this
 _COMMAND_TIMEOUT_S = 3600.0
+
+
+# a worker's counted loops as measured, before its dumps are read: its info, how its loops
+# were run, and its dumps by file name
+Measured = tuple[WorkerInfo, StatementPlan, dict[str, str]]
 
 
 @dataclass(frozen=True)
@@ -145,6 +151,9 @@ class _StatementWorkers:
         own_servers = server.threads > 1
         self.run.counted_with.server_threads = server.threads
         self.run.counted_with.server_per_process = own_servers
+        # a child's dumps are read beside the next child's counting (forked ahead: unchanged)
+        reading = ThreadPoolExecutor(1, thread_name_prefix="perflab-dumps")
+        read: list[Future[None]] = []
         try:
             for index, process in enumerate(processes):
                 if own_servers and index > 0:
@@ -161,16 +170,26 @@ class _StatementWorkers:
                     child = server.worker(ops=(ops,), scope="module", ahead=ahead)
                     # each child calibrates as a fresh process does: one that reused the
                     # first child's loop count would count at a level of its own
-                    counts = self.count_in(process, child, requests=True)
+                    measured = self.measured_in(child, requests=True)
                 except BenchmarkFailedError as error:
                     # a child's stderr is the server's: valgrind's words on why it stopped
                     # the child (an instruction it cannot execute) are in the server's tail
                     error.detail = error.detail or server.stderr_tail() or None
                     raise
-                done(process, counts)
+                read.append(reading.submit(self.hand_over, process, measured, done))
         finally:
             server.kill()  # its teardown under valgrind would count for nothing
             server.close()  # its pipes and the thread draining them
+            # what was counted is handed over, also when a later child failed
+            reading.shutdown(wait=True)
+        for future in read:
+            future.result()  # a dump that could not be read fails the variant
+
+    def hand_over(
+        self, process: int, measured: Measured, done: Callable[[int, StatementCounts], None]
+    ) -> None:
+        """A child's dumps read, and its counts handed to `done`."""
+        done(process, self.digested(process, measured))
 
     def fork_server(self, ops: WorkerOps) -> ForkServerClient:
         """The variant's fork server under callgrind, the translations of its imports thrown
@@ -206,6 +225,16 @@ class _StatementWorkers:
         return server
 
     def count_in(self, process: int, worker: StatementWorker, *, requests: bool) -> StatementCounts:
+        return self.digested(process, self.measured_in(worker, requests=requests))
+
+    def digested(self, process: int, measured: Measured) -> StatementCounts:
+        # the objects and their inline frames are the same in every process of a variant (the
+        # same files, no ASLR): read once, in the first
+        info, plan, dumps = measured
+        return digest_statement(self.options, self.run, info, plan, dumps, objects=process == 0)
+
+    def measured_in(self, worker: StatementWorker, *, requests: bool) -> Measured:
+        """The worker's counted loops under callgrind, its dumps as callgrind wrote them."""
         run, options = self.run, self.options
         with worker:
             self.workers.add(worker)
@@ -221,9 +250,7 @@ class _StatementWorkers:
                 worker.kill()
             finally:
                 self.workers.discard(worker)
-        # the objects and their inline frames are the same in every process of a variant (the
-        # same files, no ASLR): read once, in the first
-        return digest_statement(options, run, worker.info, plan, dumps, objects=process == 0)
+        return worker.info, plan, dumps
 
 
 def digest_statement(

@@ -1,21 +1,34 @@
 """What the callgrind counter's processes hand back (measure/callgrind/workers.py), valgrind
 played by `FakeRunner`: a statement's dumps found by their triggers, repeat by repeat; a
-command's repeats, and what a run that failed or wrote nothing becomes. The workers' own
-switching is tests/unit/measure/callgrind/test_switching.py's."""
+command's repeats, and what a run that failed or wrote nothing becomes; a fork server's children
+read while the next one counts. The workers' own switching is
+tests/unit/measure/callgrind/test_switching.py's."""
 
 from __future__ import annotations
 
 import os
 import re
+import threading
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from perflab.machine.fake_processes import FakeRunner
+from perflab.machine.parallel import LiveSet
 from perflab.machine.proc import Completed, LaunchSpec
+from perflab.measure.callgrind import workers as callgrind_workers
 from perflab.measure.callgrind.count_options import CountOptions, CountRun
 from perflab.measure.callgrind.switching import StatementPlan
-from perflab.measure.callgrind.workers import count_command, digest_statement, resolve_program
+from perflab.measure.callgrind.workers import (
+    CountJob,
+    StatementCounts,
+    count_command,
+    count_statements,
+    digest_statement,
+    resolve_program,
+)
 from perflab.measure.worker_client import WorkerInfo
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Benchmark, Variant
@@ -117,3 +130,80 @@ def test_a_program_is_found_by_its_path_or_on_path(tmp_path: Path) -> None:
     assert resolve_program("./prog", str(tmp_path), {}) == os.path.join(tmp_path, "./prog")
     assert resolve_program("prog", None, {"PATH": str(tmp_path)}) == str(program)
     assert resolve_program("prog", None, {"PATH": "/nonexistent"}) is None
+
+
+class _Child:
+    """A fork server's child as the counter holds it (a `StatementWorker`)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.info = WorkerInfo(pid, "3.11.2", "CPython", "/usr/bin/python3")
+
+    def __enter__(self) -> _Child:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def kill(self) -> None:
+        pass
+
+
+class _Server:
+    """A variant's fork server under callgrind (a `ForkServerClient`): no threads left by its
+    imports, client requests reach callgrind, each fork a child of its own."""
+
+    import_s = 9.0
+    threads = 1
+
+    def __init__(self, *args: object) -> None:
+        self.forked = 0
+
+    def call(self, ops: object, request: Mapping[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "requests": True}
+
+    def worker(self, **kwargs: object) -> _Child:
+        self.forked += 1
+        return _Child(100 + self.forked)
+
+    def kill(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def stderr_tail(self) -> str:
+        return ""
+
+
+def test_a_child_s_dumps_are_read_while_the_next_child_counts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    second_counting = threading.Event()
+    read_while_counting: list[bool] = []
+
+    class Session:
+        def __init__(self, run: object, worker: _Child, *args: object, **kwargs: object):
+            self.worker = worker
+
+        def measure(self, loops: object, repeats: int) -> StatementPlan:
+            if self.worker.pid == 102:
+                second_counting.set()
+            return StatementPlan(loops=10, repeats=repeats)
+
+    def digest(options: object, run: object, info: WorkerInfo, *args: object, **kwargs: object):
+        if info.pid == 101:  # the first child's: the second counts meanwhile
+            read_while_counting.append(second_counting.wait(timeout=10.0))
+        return info.pid
+
+    monkeypatch.setattr(callgrind_workers, "ForkServerClient", _Server)
+    monkeypatch.setattr(callgrind_workers, "CallgrindWorkerSession", Session)
+    monkeypatch.setattr(callgrind_workers, "read_dumps", lambda directory, pid: [])
+    monkeypatch.setattr(callgrind_workers, "digest_statement", digest)
+    handed: list[tuple[int, StatementCounts]] = []
+    job = CountJob(_run(), (0, 1), fork=True, requests=True)
+    workers: LiveSet[Any] = LiveSet(lambda worker: worker.kill())
+    count_statements(NO_FRAMES, job, None, workers, lambda p, c: handed.append((p, c)))
+    assert read_while_counting == [True]
+    # every child's counts handed over, in order, once read
+    assert handed == [(0, 101), (1, 102)]  # type: ignore[comparison-overlap]
