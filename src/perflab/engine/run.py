@@ -19,6 +19,7 @@ from perflab.engine.benchmark_plan import BenchmarkPlanner, plans_before_run, sh
 from perflab.engine.cpu import (
     OrchestratorOffCpu,
     claim_measurement_cpu,
+    kept_off_cpu,
     needs_quiet_cpu,
     note_cpu_claim,
     note_joiners,
@@ -174,7 +175,7 @@ def _open_run(
     machine = machine_facts(runner, cpu=cpu)
     writer = store.begin_run(experiment, machine, __version__)
     preparer = _preparer(stack, experiment, services)
-    stack.enter_context(OrchestratorOffCpu(cpu))
+    stack.enter_context(OrchestratorOffCpu(kept_off_cpu(experiment, cpu)))
     # first to exit: what the run started is stopped before its caches are removed
     stack.enter_context(_incomplete_on_error(writer))
     _note_run_setup(writer, experiment, preflight_notes, claim, caches)
