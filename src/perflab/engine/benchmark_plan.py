@@ -164,8 +164,10 @@ def plans_before_run(
     """The plan of every benchmark whose variants need no preparation, before the run is
     stored: a budget too small refuses here. The first benchmark's budget holds perflab's own
     start-up, when known (`started_at_s`, read on the run's `clock`); the wait for a CPU other
-    perflab runs held is theirs, not charged. `ahead`: a statement's other variants (those
-    needing no preparation) run natively beside its probe (`NativeRunsAhead`)."""
+    perflab runs held is theirs, not charged. `ahead`: the first benchmark's other variants
+    (those needing no preparation), a statement's, run natively beside its probe
+    (`NativeRunsAhead`); only the first's, so that they are done before anything is measured
+    (a later benchmark's would run beside the earlier ones' measurements)."""
     plans: dict[str, BudgetPlan] = {}
     for index, benchmark in enumerate(experiment.benchmarks):
         if needs_preparation(experiment.baseline.at(benchmark.params)):
@@ -173,7 +175,7 @@ def plans_before_run(
         first = index == 0
         at_point = _at_point(experiment, benchmark, caches)
         others = [v for v in at_point.variants[1:] if not needs_preparation(v)]
-        statement = benchmark.kind is BenchmarkKind.STATEMENT
+        statement = first and benchmark.kind is BenchmarkKind.STATEMENT
         plans[benchmark.name] = planner.plan(
             benchmark,
             at_point,
