@@ -150,6 +150,8 @@ def _run_experiment(
         run = _open_run(stack, experiment, claim, store, services)
         for benchmark in experiment.benchmarks:
             _run_benchmark(run, benchmark, failures)
+            if run.ahead is not None:  # served the first benchmark, or it failed before them
+                run.ahead.stop()
     writer = run.writer
     note_joiners(writer, claim, needs_quiet_cpu(experiment))
     status = RunStatus.INCOMPLETE if failures else RunStatus.COMPLETE
