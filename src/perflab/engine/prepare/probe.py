@@ -9,7 +9,9 @@ Beside that, the machine's speed here and now against the reference machine of t
 constants (`budget.MachineSpeed`): a Python process doing fixed work and, when a lens of the plan
 runs valgrind, callgrind starting an interpreter. They run on a CPU other than the measuring
 one while the benchmark is probed (one after the other, so they do not slow each other), or
-after it when there is no other CPU.
+after it when there is no other CPU. Work the caller gives (`beside`: the other variants' native
+runs, engine/prepare/caches.py) then starts on that CPU, which is otherwise idle for the rest of
+the probe.
 """
 
 from __future__ import annotations
