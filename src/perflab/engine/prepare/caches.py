@@ -29,7 +29,7 @@ from perflab.machine.parallel import (
     other_runs_cpus,
     run_on_cpus,
 )
-from perflab.machine.proc import ProcessRunner
+from perflab.machine.proc import Completed, LaunchSpec, LiveProcess, ProcessRunner
 from perflab.machine.scratch import make_private_folder
 from perflab.measure.lens import LensContext
 from perflab.measure.worker_client import (
@@ -314,6 +314,40 @@ class NativeRunsAhead:
         self._by_benchmark.clear()
 
 
+class _SpawnsKept:
+    """A runner that keeps the processes it spawned, so that a stop kills a worker still in its
+    set-up too (a `LiveSet` holds it only once set up: a minutes-long set-up would hold the
+    stop)."""
+
+    def __init__(self, runner: ProcessRunner) -> None:
+        self.runner = runner
+        self.spawned: list[LiveProcess] = []
+        self.lock = threading.Lock()
+        self.stopped = False
+
+    def run(
+        self, spec: LaunchSpec, *, timeout_s: float | None = None, stdin_text: str | None = None
+    ) -> Completed:
+        return self.runner.run(spec, timeout_s=timeout_s, stdin_text=stdin_text)
+
+    def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> LiveProcess:
+        process = self.runner.spawn(spec, pass_fds=pass_fds)
+        with self.lock:
+            self.spawned.append(process)
+            stopped = self.stopped
+        if stopped:
+            process.kill()
+        return process
+
+    def kill_all(self) -> None:
+        with self.lock:
+            self.stopped = True
+            spawned = list(self.spawned)
+        for process in spawned:
+            if process.poll() is None:
+                process.kill()
+
+
 class _RunsAhead:
     """One benchmark's variants run natively ahead, one after another in a thread."""
 
@@ -323,6 +357,7 @@ class _RunsAhead:
         self.pending = variants
         self.by_variant: dict[str, float] = {}
         self.workers: LiveSet[StatementWorker] = LiveSet(lambda worker: worker.kill())
+        self.runner = _SpawnsKept(owner.runner)
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
 
@@ -344,9 +379,7 @@ class _RunsAhead:
                 timeout_s=self.owner.timeout_s,
             )
             try:
-                took_s = run_natively(
-                    self.owner.runner, self.benchmark, variant, launch, self.workers
-                )
+                took_s = run_natively(self.runner, self.benchmark, variant, launch, self.workers)
             except Cancelled:
                 return
             with self.lock:
@@ -363,5 +396,6 @@ class _RunsAhead:
         with self.lock:
             self.pending.clear()
         self.workers.stop()
+        self.runner.kill_all()
         if self.thread is not None:
             self.thread.join()

@@ -6,6 +6,8 @@ variants' native runs started beside the probe, on the CPU it gives them."""
 
 from __future__ import annotations
 
+import json
+import threading
 import time
 from pathlib import Path
 
@@ -17,8 +19,9 @@ from perflab.engine.prepare.caches import (
     may_compile_under_valgrind,
     writes_no_bytecode,
 )
-from perflab.machine.fake_processes import FakeRunner
+from perflab.machine.fake_processes import FakeProcess, FakeRunner
 from perflab.machine.host import cpu_flags
+from perflab.machine.proc import LaunchSpec
 from perflab.records.model import Benchmark, Variant
 from tests.support.scripted_worker import ScriptedWorker
 
@@ -192,3 +195,24 @@ def test_runs_not_started_ahead_are_left_to_the_benchmark() -> None:
     ahead.beside_probe(benchmark, [Variant("B")])  # no CPU beside the probe: never started
     assert ahead.taken("b") == {}
     assert runner.spawned == []
+
+
+def test_a_stop_kills_a_run_ahead_still_in_its_set_up() -> None:
+    # a set-up that never answers (torch.compile's minutes): the stop must not wait for it
+    spawned: list[FakeProcess] = []
+
+    def hanging(spec: LaunchSpec) -> FakeProcess:
+        hello = json.dumps({"hello": "perflab-worker", "protocol": 1})
+        spawned.append(FakeProcess(spec, lambda line: (), greeting=(hello,)))
+        return spawned[-1]
+
+    runner = FakeRunner().on_spawn("statement_worker", hanging)
+    ahead = NativeRunsAhead(runner, "/usr/bin/python3", timeout_s=600.0)
+    ahead.beside_probe(Benchmark("b", stmt="f()", setup="pass"), [Variant("B")])(1)
+    deadline = time.monotonic() + 30.0
+    while not spawned and time.monotonic() < deadline:
+        time.sleep(0.01)
+    stopping = threading.Thread(target=ahead.stop, daemon=True)
+    stopping.start()
+    stopping.join(timeout=30.0)
+    assert not stopping.is_alive() and spawned[0].returncode == -9
