@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -10,15 +10,15 @@ from perflab.git.repo import find_repository
 from perflab.machine.proc import ProcessRunner, SubprocessRunner
 from perflab.plan.designs import plan_matrix, plan_stack
 from perflab.plan.experiment_arguments import (
+    BenchmarkSources,
     ExperimentConditions,
-    benchmark_sources,
     designed_experiment,
     experiment_from,
     setting_changes,
+    sources_and_settings,
     variant_template,
 )
 from perflab.plan.settings_by_name import setting_fields
-from perflab.plan.suite_source import SuiteSource
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
 from perflab.records.model import Experiment, Variant
@@ -51,51 +51,27 @@ SETTINGS_FIELDS = setting_fields()  # the settings make_experiment accepts (lens
 def make_experiment(
     experiment_file: str | Path | None = None,
     *,
-    stmt: str | None = None,
-    setup: str | None = None,
-    cmd: str | None = None,
-    name: str | None = None,
     variants: Sequence[str | Variant] = (),
-    params: Mapping[str, Sequence[Any]] | None = None,
     build: str | None = None,
-    pytest: str | Path | None = None,
-    pytest_filter: str | None = None,
-    asv: str | Path | None = None,
-    asv_filter: str | None = None,
-    gbench: str | Path | None = None,
-    gbench_filter: str | None = None,
-    suite: SuiteSource | None = None,
     runner: ProcessRunner | None = None,
-    **settings: Any,
+    benchmarks: BenchmarkSources | None = None,
+    **keywords: Any,
 ) -> Experiment:
     """An experiment from a file, from arguments, or a file with arguments overriding it
-    (docs/python-api.md says each keyword in full). `variants`: specs ("mine git=HEAD") or
-    Variant records; `build`: the build command of variants without their own; `settings`:
-    Settings fields and lens options (budget_s=10, metrics="time,instructions" ...). A suite's
-    benchmarks instead: `pytest` (pytest-benchmark tests, -k `pytest_filter`), `asv` (time_
-    benchmarks whose names `asv_filter` finds), `gbench` (a Google Benchmark binary's, by
-    --benchmark_filter=`gbench_filter`), or `suite`, one of them as a record. `runner` lists
-    the suites and finds the repository of git= variants (None: the real one)."""
+    (docs/python-api.md says each keyword in full). Where the benchmarks come from: the file,
+    or keywords (`stmt`, `setup`, `cmd`, `name`, `params`; a suite's `pytest`/`pytest_filter`,
+    `asv`/`asv_filter`, `gbench`/`gbench_filter` or `suite`), or all of that as one
+    `benchmarks` record. What they are measured under: `variants` (specs such as "mine
+    git=HEAD", or Variant records), `build` (the build command of variants without their own)
+    and the other keywords, Settings fields and lens options (budget_s=10,
+    metrics="time,instructions" ...). `runner` lists the suites and finds the repository of
+    git= variants (None: the real one)."""
+    sources, settings = sources_and_settings(experiment_file, keywords, benchmarks)
     conditions = ExperimentConditions(
         variants=variants,
         changes=setting_changes(settings),
         build=build,
         runner=runner or SubprocessRunner(),
-    )
-    sources = benchmark_sources(
-        experiment_file,
-        stmt=stmt,
-        setup=setup,
-        cmd=cmd,
-        name=name,
-        params=params,
-        suite=suite,
-        pytest=pytest,
-        pytest_filter=pytest_filter,
-        asv=asv,
-        asv_filter=asv_filter,
-        gbench=gbench,
-        gbench_filter=gbench_filter,
     )
     return experiment_from(sources, conditions)
 

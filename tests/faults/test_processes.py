@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.machine.proc import SubprocessRunner, stopped_processes
+from perflab.machine.proc import SubprocessRunner, counting_stopped
 from perflab.measure.fork_server import ForkServerClient
 from perflab.measure.worker_client import StatementWorker, WorkerLaunch
 from perflab.records.errors import BenchmarkFailedError
@@ -255,16 +255,16 @@ def test_a_forked_worker_stops_its_set_up_daemon_when_it_quits(marker: str) -> N
         Variant("A"),
         WorkerLaunch(sys.executable, cpu=None, timeout_s=30),
     )
-    stopped_before = stopped_processes()
-    try:
-        for index in range(3):
-            with server.worker(ahead=3 if index == 0 else 0) as worker:
-                worker.calibrate(1000)
-            assert _marked(marker) == []
-            assert worker.leftover_processes == 1
-    finally:
-        server.close()
-    assert stopped_processes() - stopped_before == 3
+    with counting_stopped() as stopped:
+        try:
+            for index in range(3):
+                with server.worker(ahead=3 if index == 0 else 0) as worker:
+                    worker.calibrate(1000)
+                assert _marked(marker) == []
+                assert worker.leftover_processes == 1
+        finally:
+            server.close()
+    assert stopped.count == 3
 
 
 def test_set_up_daemons_do_not_pile_up_over_a_run(tmp_path: Path, marker: str) -> None:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from perflab.budget.machine_speed import MachineSpeed
+from perflab.engine.prepare.probe import ProbeHost, probe_benchmark
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.fork_server import ForkServerClient, ForkServers
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
@@ -37,6 +39,23 @@ class _Cuda:
     def synchronize(self):
         with open(os.environ["SYNC_LOG"], "a") as log:
             log.write("sync\\n")
+
+
+cuda = _Cuda()
+"""
+
+
+# ... one whose CUDA starts only when the set-up asks (`torch.cuda.init()`), as a real one does
+# at the first tensor on the device
+_LAZY_STAND_IN_TORCH = """
+class _Cuda:
+    started = False
+
+    def init(self):
+        _Cuda.started = True
+
+    def is_initialized(self):
+        return _Cuda.started
 
 
 cuda = _Cuda()
@@ -109,6 +128,7 @@ def test_a_session_starts_fresh_workers_where_a_server_initialised_cuda(
         with session.generation() as (worker,):
             assert worker.pid != servers.server(0).process.pid
             assert worker.info.device_synchronised == "cuda"
+            assert worker.info.device_runtimes == ("cuda",)
         assert servers.forked == 0
     (note,) = sink.notes
     assert "cuda was initialised in the fork server of gpu" in note.message
@@ -131,3 +151,17 @@ def test_samples_wait_for_the_device_where_cuda_was_initialised(cuda_variant: Va
     # one synchronisation before each of the loop's two clock readings
     assert after - before == 2
     assert os.environ.get("SYNC_LOG") is None  # the variant's, not perflab's
+
+
+def test_the_probe_tells_a_set_up_that_starts_cuda_from_imports_that_did(tmp_path: Path) -> None:
+    package = tmp_path / "site" / "torch"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(_LAZY_STAND_IN_TORCH)
+    variant = Variant("gpu", env={"PYTHONPATH": str(tmp_path / "site")})
+    benchmark = Benchmark("launch", stmt="x = 1", setup="import torch; torch.cuda.init()")
+    experiment = Experiment(benchmarks=(benchmark,), variants=(variant,), settings=FAST)
+    host = ProbeHost(SubprocessRunner(), sys.executable, cpu=None)
+    probe = probe_benchmark(benchmark, experiment, host, speed=MachineSpeed())
+    # the imports left the server fork-safe; the set-up, run in the probe's worker, did not
+    assert probe.device_runtimes == ()
+    assert probe.setup_device_runtimes == ("cuda",)

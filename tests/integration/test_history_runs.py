@@ -88,7 +88,9 @@ def test_a_long_history_is_measured_in_bounded_runs(
     monkeypatch.setattr(series, "COMMITS_PER_RUN", 3)
     bench = _CountingBenchmark(cmd="./prog", store_path=None, seen=[], alive=[])
     found = history("HEAD~7..main", benchmark=bench, metric="instructions", repository=repo)
-    assert bench.seen == [3, 3, 2]  # 8 commits (the base included): 3 + 3 + 2, in that order
+    # 8 commits (the base included): 3 + 3 + 2, in that order, each run after the first with
+    # the last commit of the run before measured again (its level against that run's)
+    assert bench.seen == [3, 1 + 3, 1 + 2]
     assert [p.value for p in found.points] == [100.0] * 8
     assert [p.run_id for p in found.points] == [1, 1, 1, 2, 2, 2, 3, 3]
     assert found.measured_now == 8 and not found.changes
@@ -127,7 +129,7 @@ def test_a_suites_long_history_is_measured_in_bounded_runs(
     monkeypatch.setattr(series, "COMMITS_PER_RUN", 2)
     suite = _CountingSuite(cmd="./one", store_path=None, seen=[], alive=[])
     found = suite_history("HEAD~4..main", benchmark=suite, metric="instructions", repository=repo)
-    assert suite.seen == [2, 2, 1 + 1]  # 5 commits: 2 + 2 + 1 (a lone commit runs twice)
+    assert suite.seen == [2, 1 + 2, 1 + 1]  # 5 commits: 2 + 2 + 1, each with the shared one
     assert found.measured_now == 5
     assert [s.benchmark for s in found.series] == ["one", "two"]
     for measured, value in zip(found.series, (100.0, 200.0), strict=True):

@@ -1,15 +1,13 @@
-"""The team store: a real PostgreSQL server (tests/support/postgres_server.py), the same schema,
-the same runs read back as from SQLite, many writers at once, the CLI reading it."""
+"""The team store: a real PostgreSQL server (tests/integration/conftest.py), the same runs read
+back as from SQLite, the CLI reading it, reuse per database. What every store does (the schema,
+runs read back, many writers at once) is test_store_conformance.py's."""
 
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
-import multiprocessing
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,34 +15,15 @@ import pytest
 from perflab.analyse.run import analyse_run
 from perflab.api import make_experiment
 from perflab.engine import run_experiment
-from perflab.records.errors import StoreError
 from perflab.records.kinds import Metric, RunStatus
-from perflab.records.model import Note, Sample, Severity
 from perflab.report.json_report import run_to_json
 from perflab.store import SqliteStore, StoredRun, open_store
-from perflab.store.migrations import SCHEMA_VERSION
-from perflab.store.postgres import PostgresStore, shown
+from perflab.store.postgres import shown
 from tests.support import cli_commands, postgres_server
 from tests.support.fast_settings import FAST
 
 pytestmark = pytest.mark.integration
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (perflab[team])")
-
-_names = itertools.count()
-
-
-@pytest.fixture(scope="session")
-def postgresql() -> Iterator[str]:
-    """One server for the session; each test makes its own database in it."""
-    if postgres_server.binaries() is None:
-        pytest.skip("PostgreSQL is not installed (scripts/setup.sh --test installs it)")
-    with postgres_server.postgresql_server() as url:
-        yield url
-
-
-@pytest.fixture
-def database(postgresql: str) -> str:
-    return postgres_server.new_database(postgresql, f"perflab_test_{next(_names)}")
 
 
 def copy_run(run: StoredRun, store: SqliteStore) -> int:
@@ -64,21 +43,6 @@ def copy_run(run: StoredRun, store: SqliteStore) -> int:
 
 def _without_times(document: dict[str, object]) -> dict[str, object]:
     return {k: v for k, v in document.items() if k not in ("created_at", "finished_at")}
-
-
-def test_migrations_on_an_empty_database_and_reading_before_any_run(database: str) -> None:
-    with pytest.raises(StoreError, match="holds no perflab store yet"):
-        open_store(database, create=False)
-    store = open_store(database)
-    assert isinstance(store, PostgresStore)
-    assert store._schema_version() == SCHEMA_VERSION
-    store.close()
-    again = open_store(database)  # nothing left to migrate
-    assert again._schema_version() == SCHEMA_VERSION  # type: ignore[attr-defined]
-    assert again.list_runs() == []
-    with pytest.raises(StoreError, match=r"the store is empty"):
-        again.resolve_run_id("latest")
-    again.close()
 
 
 def test_a_run_read_back_from_postgresql_is_the_sqlite_runs_json(
@@ -106,46 +70,6 @@ def test_a_run_read_back_from_postgresql_is_the_sqlite_runs_json(
     assert [r.run_id for r in team.list_runs()] == [copied.run_id, direct.run_id]
     sqlite.close()
     team.close()
-
-
-def _write_one_run(url: str, writer_number: int, n_samples: int) -> int:
-    store = open_store(url)  # every writer opens a new database at once: one migrates
-    experiment = make_experiment(stmt="pass", variants=["A", "B"])
-    writer = store.begin_run(experiment, {"writer": writer_number}, "test")
-    for i in range(n_samples):
-        writer.add_sample(
-            Sample(
-                benchmark="pass", variant="AB"[i % 2], metric=Metric.TIME, name="wall",
-                value=float(writer_number * 1000 + i), loops=1, generation=i // 10,
-                block=i % 10, position=i % 2, cpu=0, at_ns=2**62 + i, warmup=False,
-            )
-        )  # fmt: skip
-        if i % 25 == 0:
-            writer.add_variant_info("A", {"seen": i})
-    writer.add_note(Note(Severity.INFO, f"writer {writer_number}"))
-    writer.finish(RunStatus.COMPLETE)
-    store.close()
-    return writer.run_id
-
-
-def test_many_writers_at_once(database: str) -> None:
-    writers, n_samples = 4, 120
-    context = multiprocessing.get_context("spawn")  # separate processes, as CI machines are
-    with context.Pool(writers) as pool:
-        run_ids = pool.starmap(_write_one_run, [(database, w, n_samples) for w in range(writers)])
-    assert len(set(run_ids)) == writers
-    store = open_store(database, create=False)
-    for run_id in run_ids:
-        run = store.load_run(run_id)
-        writer_number = run.machine["writer"]
-        assert run.status is RunStatus.COMPLETE
-        # each run holds its own writes only, in the order written
-        assert [s.value for s in run.samples] == [
-            float(writer_number * 1000 + i) for i in range(n_samples)
-        ]
-        assert run.variant_info == {"A": {"seen": 100}}
-        assert [n.message for n in run.notes] == [f"writer {writer_number}"]
-    store.close()
 
 
 def test_the_cli_lists_shows_and_compares_a_postgresql_store(database: str) -> None:
@@ -205,8 +129,8 @@ def test_history_reuses_only_what_each_postgresql_database_holds(
         document = json.loads(done.stdout)
         return {"measured_now": document["measured_now"], "reused": document["reused"]}
 
-    perf = postgres_server.new_database(postgresql, f"perflab_test_{next(_names)}")
-    perf2 = postgres_server.new_database(postgresql, f"perflab_test_{next(_names)}")
+    perf = postgres_server.new_database(postgresql)
+    perf2 = postgres_server.new_database(postgresql)
     assert history(perf) == {"measured_now": 3, "reused": 0}  # good and two commits
     assert history(perf) == {"measured_now": 0, "reused": 3}
     assert history(perf2) == {"measured_now": 3, "reused": 0}

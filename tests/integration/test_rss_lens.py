@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from perflab import api
-from perflab.measure.peak_memory.analyse import MAXRSS_KB, PEAK_ALLOC_BYTES
 from perflab.records.kinds import Verdict
+from perflab.tool_output.peak_memory import MAXRSS_KB, PEAK_ALLOC_BYTES
 
 pytestmark = pytest.mark.integration
 

@@ -3,6 +3,9 @@ lenses' measuring loops (and of measure.session) start from."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.proc import LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
@@ -24,7 +27,11 @@ class FakeClock:
         return self.now_ns
 
 
-def lens_context(runner: FakeRunner, settings: Settings) -> tuple[LensContext, MemorySink]:
+def lens_context(
+    runner: FakeRunner, settings: Settings, clock_ns: Callable[[], int] = time.monotonic_ns
+) -> tuple[LensContext, MemorySink]:
+    """A context on CPU 1 whose run's clock is `clock_ns` (a `FakeClock` spends the lens's share
+    without waiting for it)."""
     sink = MemorySink()
     experiment = Experiment(benchmarks=(BENCH,), variants=VARIANTS, settings=settings)
     context = LensContext(
@@ -34,6 +41,7 @@ def lens_context(runner: FakeRunner, settings: Settings) -> tuple[LensContext, M
         progress=NullProgress(),
         cpu=1,
         default_python="/usr/bin/python3",
+        clock_ns=clock_ns,
     )
     return context, sink
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from perflab.lenses.memory import MEMORY
 from perflab.measure.callgrind.artifacts import KIND_COMMAND, KIND_EMPTY, KIND_STATEMENT
-from perflab.measure.peak_memory.analyse import MAXRSS_KB
 from perflab.records.model import Artifact, Benchmark, BenchmarkData, Sample
+from perflab.tool_output.peak_memory import MAXRSS_KB
 
 EVENTS = "Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw"
 

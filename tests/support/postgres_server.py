@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import getpass
+import itertools
 import os
 import pwd
 import shutil
@@ -79,10 +80,15 @@ def postgresql_server() -> Iterator[str]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def new_database(server_url: str, name: str) -> str:
-    """Create an empty database on the server; its URL."""
+_database_numbers = itertools.count()
+
+
+def new_database(server_url: str, name: str | None = None) -> str:
+    """Create an empty database on the server (named `name`, else one not used before in this
+    process); its URL."""
     import psycopg
 
+    name = name or f"perflab_test_{next(_database_numbers)}"
     with psycopg.connect(server_url, autocommit=True) as connection:
         connection.execute(f'CREATE DATABASE "{name}"'.encode())
     return server_url.replace("/postgres?", f"/{name}?", 1)

@@ -12,7 +12,6 @@ from perflab.lenses.profile.flame import differential_tree
 from perflab.lenses.rss import RSS
 from perflab.lenses.rss.analyse import analyse_rss
 from perflab.lenses.time.artifacts import time_series
-from perflab.measure.peak_memory.analyse import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 from perflab.records.document import FlameNode, TimePoint, TimeSeries
 from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.records.model import (
@@ -30,6 +29,7 @@ from perflab.records.results import RunResult
 from perflab.records.run_facts import MachineInfo, VariantInfo
 from perflab.records.settings import Settings
 from perflab.store.sqlite import StoredRun
+from perflab.tool_output.peak_memory import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 from perflab.tool_output.profile_stacks import parse_folded
 
 

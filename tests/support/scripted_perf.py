@@ -1,13 +1,17 @@
 """`perf` played in memory for `FakeRunner`: the recording probe, `perf record` around a worker
 (its control channel answered and logged) or a command, and `perf script` / `perf evlist`
-reading back canned text from tests/golden/data/perf. What the profile and asm lenses' loops
-(measure/perf/) decide is then tested without perf or a process."""
+reading back canned text from tests/golden/data/perf; and `perf stat`: its probe on `true`,
+around a worker (the channel answered, its `-x,` CSV written when the worker quits) or a
+command. What the profile, asm and counters lenses' loops decide is then tested without perf or
+a process."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,9 +76,16 @@ class ScriptedPerf:
     control: ControlLog = field(default_factory=ControlLog)
     recorded: list[LaunchSpec] = field(default_factory=list)  # perf record runs and spawns
     read: list[LaunchSpec] = field(default_factory=list)  # perf script runs
+    # perf stat: an event's count per counted loop in a process started with `spec` (a
+    # command's run counts as one loop); None: the event is <not supported> here
+    stat_per_loop: Callable[[LaunchSpec, str], float | None] = lambda spec, event: 1000.0
+    counted: list[LaunchSpec] = field(default_factory=list)  # perf stat spawns and runs
 
     def runner(self, runner: FakeRunner | None = None) -> FakeRunner:
         runner = runner or FakeRunner()
+        runner.on_run(r"^\S*perf stat .* -- true$", self._stat_probe)
+        runner.on_run(r"^\S*perf stat ", self._stat_command)
+        runner.on_spawn(r"^\S*perf stat ", self._stat_worker)
         runner.on_run(r"^\S*perf evlist", stdout=self.events)
         runner.on_run(r"^\S*perf script", self._script)
         runner.on_run(r"^\S*perf record .* -- true$", self._probe)
@@ -104,8 +115,55 @@ class ScriptedPerf:
         self.control.answer(spec)
         return self.worker(spec)
 
+    def _stat_csv(self, spec: LaunchSpec, loops: int) -> str:
+        """perf stat's `-x,` lines for `loops` counted loops: count, unit, event, time running,
+        percentage running."""
+        lines = []
+        for event in str(_option(spec.argv, "-e")).split(","):
+            per_loop = self.stat_per_loop(spec, event)
+            if per_loop is None:
+                lines.append(f"<not supported>,,{event},0,100.00,,")
+            else:
+                lines.append(f"{round(per_loop * loops)},,{event},1000000,100.00,,")
+        return "\n".join(lines) + "\n"
 
-def _option(argv: tuple[str, ...], name: str) -> str | None:
+    def _stat_probe(self, spec: LaunchSpec, _stdin: str | None) -> Completed:
+        return Completed(spec.argv, 0, "", self._stat_csv(spec, 1), 1)
+
+    def _stat_command(self, spec: LaunchSpec, _stdin: str | None) -> Completed:
+        self.counted.append(spec)
+        Path(str(_option(spec.argv, "-o"))).write_text(self._stat_csv(spec, 1))
+        return Completed(spec.argv, self.command_status, "", "", self.command_wall_ns)
+
+    def _stat_worker(self, spec: LaunchSpec) -> FakeProcess:
+        """The worker under perf stat: the loops of the samples counted between enable and
+        disable (those the worker is sent with a handshake) counted, written at its quit."""
+        self.counted.append(spec)
+        self.control.answer(spec)
+        process = self.worker(spec)
+        quits = process.exit_on
+
+        def exit_on(line: str) -> int | None:
+            status = quits(line)
+            if status is not None:
+                loops = _counted_loops(process.written)
+                Path(str(_option(spec.argv, "-o"))).write_text(self._stat_csv(spec, loops))
+            return status
+
+        process.exit_on = exit_on
+        return process
+
+
+def _counted_loops(written: Sequence[str]) -> int:
+    requests = [json.loads(line) for line in written]
+    return sum(
+        int(r["loops"])
+        for r in requests
+        if r.get("op") == "sample" and r.get("handshake") and not r.get("empty")
+    )
+
+
+def _option(argv: Sequence[str], name: str) -> str | None:
     for at, word in enumerate(argv):
         if word == name and at + 1 < len(argv):
             return argv[at + 1]

@@ -21,7 +21,6 @@ from perflab.records.accounting import Presence, ToolRows
 from perflab.records.diagnosis import Claim, Diagnosis, Replacement, VectorWidths
 from perflab.records.model import Comparison
 
-RESIDUE = 2.0  # a count per iteration below which a function's change is the handshake's
 SHOWN_WIDTHS = 3  # vector width changes named first in the paragraph
 
 
@@ -103,11 +102,17 @@ class _ToolRan:
     def of(cls, comparisons: Sequence[Comparison]) -> _ToolRan | None:
         """The counting lens's rows of the pair, read; None without a counting lens's rows."""
         counted = first_counted(comparisons)
-        found = None if counted is None else descriptor_for(counted.metric).rows_of(counted)
-        if found is None:
+        if counted is None:
+            return None
+        descriptor = descriptor_for(counted.metric)
+        found = descriptor.rows_of(counted)
+        blind = descriptor.explanation.blind_spot
+        if found is None or blind is None:
             return None
         changed = frozenset(
-            call_identity(r.name) for r in found.rows if abs(r.after - r.before) >= RESIDUE
+            call_identity(r.name)
+            for r in found.rows
+            if abs(r.after - r.before) >= blind.residue_per_iteration
         )
         ran_both = {
             call_identity(r.name): (r.name, r.after)

@@ -20,6 +20,12 @@ FORK_WHEN_IMPORTS_S = 0.5
 # the CPUs the plan assumes callgrind processes share where the probe did not count them (the
 # fewest perflab measures on); the probe counts perflab's CPUs less other perflab runs' own
 COUNTING_CPUS = 2
+# how many times slower than natively an interpreter's start-up and set-up run in a process
+# under valgrind, instrumentation off: the range measured (bench/results/field34b_2026-11-29.md,
+# torch's imports and torch.compile's set-up at its two ends), and what a plan prices, since it
+# is made before any valgrind process runs here
+VALGRIND_SETUP_SLOWDOWN_RANGE = (4, 10)
+VALGRIND_SETUP_SLOWDOWN = 8.0
 # after measuring (analyse.run.analyse_run), per variant: a sampling lens's statistics on its
 # samples (a lens's cost model gives its own figure where it does more)
 ANALYSIS_S = 0.05
@@ -50,9 +56,13 @@ class CostProbe:
     # perflab's own start-up in the recent runs on this machine (newest last): a "would fit"
     # counts the median of it and this run's (`BudgetPlan.usual_before_s`)
     recent_before_s: tuple[float, ...] = ()
-    # statements: the GPU runtimes the set-up initialised (e.g. "cuda"): each lens's workers
-    # start fresh then, and a profiler's first session there costs far more
+    # statements: the GPU runtimes the set-up's imports initialised (e.g. "cuda"): no server
+    # can fork then, each lens's workers start fresh, and a profiler's first session there
+    # costs far more
     device_runtimes: tuple[str, ...] = ()
+    # ... and those the whole set-up and statement initialised, in the probe's worker: a lens
+    # that runs them in its fork server first (a profiler's warm-up) cannot fork from it
+    setup_device_runtimes: tuple[str, ...] = ()
 
     def with_recent_cpus(self, recent: Sequence[int]) -> CostProbe:
         """The CPUs valgrind's processes may count on: the lower median of this probe's and

@@ -134,7 +134,7 @@ def run_on_cluster(
         if started_here:
             connect(api, address, None if session is None else str(session))
         machine = cluster_machine(api, address)
-        writer = store.begin_run(experiment, machine, __version__)
+        writer = store.begin_run(experiment, machine.to_json(), __version__)
         driver = _Driver(api, experiment, writer, services.progress, services.cache_dir)
         failures = _drive(driver, writer)
     finally:

@@ -8,14 +8,15 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from perflab.engine.cluster_node import measure_cell
 from perflab.machine.host import machine_facts
 from perflab.machine.proc import SubprocessRunner
 from perflab.machine.scratch import make_private_folder
 from perflab.records.errors import ConfigError
+from perflab.records.run_facts import MachineInfo
 
 # a cell's bundle: the CPU the lenses measure on and the one perflab orchestrates from, and the
 # memory Ray reserves for it when placing cells (a scheduling figure: Ray does not enforce it)
@@ -97,7 +98,7 @@ def connect(api: RayApi, address: str | None, temp_dir: str | None) -> None:
         ) from error
 
 
-def cluster_machine(api: RayApi, address: str | None) -> dict[str, Any]:
+def cluster_machine(api: RayApi, address: str | None) -> MachineInfo:
     """The driver's machine facts and the cluster's; refuses a cluster too small for a cell."""
     resources = api.ray.cluster_resources()
     if resources.get("CPU", 0) < CELL_CPUS:
@@ -106,11 +107,10 @@ def cluster_machine(api: RayApi, address: str | None) -> dict[str, Any]:
             "on one node (the measuring CPU and perflab's)",
             hint="start nodes with at least 2 CPUs (ray start --num-cpus 2)",
         )
-    return {
-        **machine_facts(SubprocessRunner(), cpu=None),
-        "cluster": {
-            "address": address or "local",
-            "nodes": len([n for n in api.ray.nodes() if n.get("Alive")]),
-            "cpus": resources.get("CPU", 0),
-        },
+    facts = machine_facts(SubprocessRunner(), cpu=None)
+    cluster = {
+        "address": address or "local",
+        "nodes": len([n for n in api.ray.nodes() if n.get("Alive")]),
+        "cpus": resources.get("CPU", 0),
     }
+    return replace(facts, cluster=cluster, keys=(*(facts.keys or ()), "cluster"))

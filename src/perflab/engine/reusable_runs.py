@@ -137,6 +137,18 @@ class MeasuredCode:
                 return (*found, run_id)
         return None
 
+    def value_in(
+        self, code: str, run_id: int, metric: Metric, benchmark: str | None = None
+    ) -> float | None:
+        """The figure of `code` (a commit or a tree) by `metric` in run `run_id`, as `value`
+        reads it; None when that run did not measure it so."""
+        for found_run, variant in self._variants.get(code, ()):
+            if found_run == run_id and metric in self._metrics[run_id]:
+                found = self._values(run_id, metric).get((benchmark, variant))
+                if found is not None:
+                    return found[0]
+        return None
+
     def _values(
         self, run_id: int, metric: Metric
     ) -> dict[tuple[str | None, str], tuple[float, str]]:

@@ -5,7 +5,6 @@ measured lens by lens within its budget (ledger.py)."""
 from __future__ import annotations
 
 import contextlib
-import json
 import random
 import sys
 import time
@@ -25,19 +24,24 @@ from perflab.engine.cpu import (
     note_joiners,
     note_turns,
 )
+from perflab.engine.failures import (
+    RunFailures,
+    comparable,
+    describe,
+    failed_variants,
+    without_failed,
+)
 from perflab.engine.ledger import BudgetLedger, run_order
 from perflab.engine.prepare import output_check
 from perflab.engine.prepare.caches import (
     IsolatedCaches,
     NativeRuns,
     NativeRunsAhead,
-    compile_natively,
-    may_compile_under_valgrind,
+    fill_natively,
 )
 from perflab.engine.prepare.git_prepare import VariantPreparer, measures_working_tree
 from perflab.engine.prepare.recent_probes import RecentProbes
 from perflab.engine.run_notes import (
-    failure_note,
     native_fill_note,
     note_forked,
     note_isolated_caches,
@@ -55,7 +59,6 @@ from perflab.machine.proc import (
 )
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.lens import (
-    FAILED_ARTIFACT,
     Lens,
     LensContext,
     PlanReporter,
@@ -70,16 +73,10 @@ from perflab.records.errors import (
     VariantsFailed,
 )
 from perflab.records.kinds import BenchmarkKind, RunStatus
-from perflab.records.model import Artifact, Benchmark, Experiment, Note, Severity, Variant
+from perflab.records.model import Benchmark, Experiment, Note, Severity, Variant
 from perflab.records.results import RunResult
 from perflab.records.version import __version__
 from perflab.store import RunRecorder, RunSink, RunStore, SqliteStore
-
-
-@dataclass(frozen=True)
-class _Failure:
-    benchmark: str
-    error: BenchmarkFailedError
 
 
 def run_experiment(
@@ -145,18 +142,18 @@ def _run_experiment(
     services: RunServices,
 ) -> MeasuredRun:
     check_paths(experiment, services.runner)
-    failures: list[_Failure] = []
     with contextlib.ExitStack() as stack:
         run = _open_run(stack, experiment, claim, store, services)
+        failures = RunFailures(run.writer)
         for benchmark in experiment.benchmarks:
             _run_benchmark(run, benchmark, failures)
             if run.ahead is not None:  # served the first benchmark, or it failed before them
                 run.ahead.stop()
     writer = run.writer
     note_joiners(writer, claim, needs_quiet_cpu(experiment))
-    status = RunStatus.INCOMPLETE if failures else RunStatus.COMPLETE
-    writer.finish(status, error="; ".join(_describe(f.error) for f in failures) or None)
-    return MeasuredRun(writer.run_id, status, tuple(f.error for f in failures))
+    status = RunStatus.INCOMPLETE if failures.errors else RunStatus.COMPLETE
+    writer.finish(status, error=failures.summary())
+    return MeasuredRun(writer.run_id, status, tuple(failures.errors))
 
 
 def _open_run(
@@ -175,7 +172,7 @@ def _open_run(
     planner = _planner(services, cpu)
     caches, ahead, plans = _planned(stack, experiment, lenses, claim, services, planner)
     machine = machine_facts(runner, cpu=cpu)
-    writer = store.begin_run(experiment, machine, __version__)
+    writer = store.begin_run(experiment, machine.to_json(), __version__)
     preparer = _preparer(stack, experiment, services)
     stack.enter_context(OrchestratorOffCpu(kept_off_cpu(experiment, cpu)))
     # first to exit: what the run started is stopped before its caches are removed
@@ -202,7 +199,7 @@ def _open_run(
         planner=planner,
         plans=plans,
         ahead=ahead,
-        cpu_flags=frozenset(machine["cpu_flags"]),
+        cpu_flags=frozenset(machine.cpu_flags or ()),
         clock=services.clock,
     )
 
@@ -322,7 +319,7 @@ def _incomplete_on_error(writer: RunSink) -> Iterator[None]:
     except BaseException as error:
         stop_all_contained()
         with contextlib.suppress(StoreError):  # the store may be what failed
-            writer.finish(RunStatus.INCOMPLETE, error=_describe(error))
+            writer.finish(RunStatus.INCOMPLETE, error=describe(error))
         if isinstance(error, KeyboardInterrupt) and not isinstance(error, RunInterrupted):
             raise RunInterrupted(writer.run_id) from error
         raise
@@ -347,12 +344,12 @@ def _note_run_setup(
     note_isolated_caches(writer, experiment, caches)
 
 
-def _run_benchmark(run: _Run, benchmark: Benchmark, failures: list[_Failure]) -> None:
+def _run_benchmark(run: _Run, benchmark: Benchmark, failures: RunFailures) -> None:
     """Prepare the benchmark's variants, check that their outputs agree, then measure it lens
     by lens within its budget. A failure of the benchmark is recorded and ends it: the other
     lenses would fail the same way. A failure of some variants is recorded and the others are
     measured on, while a planned comparison is left among them."""
-    ready = _prepare_variants(run.experiment, benchmark, run.preparer, run.writer, failures)
+    ready = _prepare_variants(run.experiment, benchmark, run.preparer, failures)
     if ready is None:
         return
     ready = replace(ready, variants=tuple(run.caches.applied(v) for v in ready.variants))
@@ -361,8 +358,8 @@ def _run_benchmark(run: _Run, benchmark: Benchmark, failures: list[_Failure]) ->
     if error is not None:  # an output that cannot be checked: that variant is not compared
         failed = error.failures if isinstance(error, VariantsFailed) else ()
         for one in failed or (error,):
-            _failed(run.writer, failures, benchmark.name, one, None)
-        left = _without_failed(run, context, failed) if failed else None
+            failures.add(benchmark.name, one, None)
+        left = without_failed(run.experiment, context, failed) if failed else None
         if left is None:
             return
         context = left
@@ -389,7 +386,7 @@ def _measure_lens_on(
     benchmark: Benchmark,
     context: LensContext,
     ledger: BudgetLedger,
-    failures: list[_Failure],
+    failures: RunFailures,
 ) -> LensContext | None:
     """Measure with one lens; a variant that fails is recorded and left out. Returns the
     context the next lenses measure in, or None when the benchmark failed or no planned
@@ -401,14 +398,12 @@ def _measure_lens_on(
         )
         if error is None:
             return context
-        failed = _failed_variants(error, context.experiment)
+        failed = failed_variants(error, context.experiment)
         if not failed:  # the benchmark itself failed: the other lenses would fail the same way
-            _failed(run.writer, failures, benchmark.name, error, lens)
+            failures.add(benchmark.name, error, lens)
             return None
-        for one in failed:
-            _failed(run.writer, failures, benchmark.name, one, lens)
-        _mark_failed(run.writer, benchmark, lens, failed)
-        left = _without_failed(run, context, failed)
+        failures.variants_failed(benchmark, lens, failed)
+        left = without_failed(run.experiment, context, failed)
         if left is None:
             return None
         stopped_early = not isinstance(error, VariantsFailed)
@@ -426,74 +421,42 @@ def _as_lens_runs(run: _Run, lens: Lens, context: LensContext) -> LensContext:
     return replace(context, experiment=replace(context.experiment, variants=variants))
 
 
-def _failed_variants(
-    error: BenchmarkFailedError, experiment: Experiment
-) -> tuple[BenchmarkFailedError, ...]:
-    """The failures of single variants that `error` stands for, when the others can still be
-    measured; () when it is the benchmark's own (or its only variant's)."""
-    names = {v.name for v in experiment.variants}
-    failed = error.failures if isinstance(error, VariantsFailed) else (error,)
-    if len(names) < 2 or any(f.variant not in names for f in failed):
-        return ()
-    return failed
-
-
-def _mark_failed(
-    writer: RunSink, benchmark: Benchmark, lens: Lens, failed: tuple[BenchmarkFailedError, ...]
-) -> None:
-    """The failed variants marked as failed for this lens: its analysis leaves them out."""
-    reasons = {f.variant: {"reason": f.message} for f in failed if f.variant is not None}
-    for name, reason in sorted(reasons.items()):
-        writer.add_artifact(
-            Artifact(benchmark.name, name, lens.metric, FAILED_ARTIFACT, json.dumps(reason))
-        )
-
-
-def _without_failed(
-    run: _Run, context: LensContext, failed: tuple[BenchmarkFailedError, ...]
-) -> LensContext | None:
-    """The context the next lenses measure in, without the failed variants; None when no
-    planned comparison is left."""
-    names = {f.variant for f in failed}
-    left = tuple(v for v in context.experiment.variants if v.name not in names)
-    if not _comparable(run.experiment, {v.name for v in left}):
-        return None
-    return replace(context, experiment=replace(context.experiment, variants=left))
-
-
-def _comparable(experiment: Experiment, names: set[str]) -> bool:
-    """Whether the variants `names` still make a planned comparison (or are the experiment's
-    one variant, measured alone)."""
-    if len(experiment.variants) == 1:
-        return bool(names)
-    return any(a in names and b in names for a, b in experiment.comparison_pairs)
-
-
 def _compile_natively_first(
     run: _Run, benchmark: Benchmark, context: LensContext, plan: BudgetPlan
 ) -> None:
     """Where a lens runs the code under valgrind, each variant runs its statement once natively
-    first (caches.compile_natively): compiling under valgrind would take minutes of the
-    budget. The probe ran the baseline so, in its caches, and the others may have run beside
-    it (`NativeRunsAhead`): only the rest run now. Said when that filled a cache; a statement
+    first (caches.fill_natively): compiling under valgrind would take minutes of the budget.
+    The probe ran the baseline so, in its caches, and the others may have run beside it
+    (`NativeRunsAhead`): only the rest run now. Said when that filled a cache; a statement
     that compiles nothing costs one native set-up per variant."""
     if benchmark.kind is not BenchmarkKind.STATEMENT or not run.caches.enabled:
         return
-    if not any(descriptor_for(lens.metric).planning.runs_valgrind for lens in run.lenses):
+    plannings = [descriptor_for(lens.metric).planning for lens in run.lenses]
+    if not any(planning.runs_valgrind for planning in plannings):
         return
-    variants = context.experiment.variants
+    isa_apart = any(planning.all_under_valgrind for planning in plannings)
     ahead_s = run.ahead.taken(benchmark.name) if run.ahead is not None else {}
-    done = set(ahead_s) | probed_natively(context.experiment, plan.probe)
-    # a cache filled before this run's native runs: the variant's own, or a shared one
-    cold = [v for v in variants if v.name not in done and not run.caches.filled(v)]
-    native = compile_natively(benchmark, cold, context) if cold else NativeRuns(0.0, {})
-    ran_s = {**ahead_s, **native.by_variant}
-    _warn_unprobed(run, benchmark, context, plan, ran_s)
-    ran = [v for v in variants if v.name in done or v.name in ran_s]
-    compiled = {v.name: names for v in ran if (names := run.caches.filled(v))}
-    if not compiled:
+    probe_s = plan.probe.startup_s + plan.probe.sample_s
+    probed_s = {name: probe_s for name in probed_natively(context.experiment, plan.probe)}
+    # the probe's run is the baseline's fill: it ran anyway, so it adds nothing to the fill's time
+    before = NativeRuns(sum(ahead_s.values()), {**probed_s, **ahead_s})
+    fill = fill_natively(
+        benchmark, context, run.caches, run.cpu_flags, isa_apart=isa_apart, ran_before=before
+    )
+    if fill is None:
         return
-    _note_native_fill(run, benchmark, context, ran, compiled, native.took_s + sum(ahead_s.values()))
+    _warn_unprobed(run, benchmark, context, plan, fill.runs.by_variant)
+    if fill.compiled:
+        run.writer.add_note(
+            native_fill_note(
+                benchmark.name,
+                fill.compiled,
+                fill.runs.took_s,
+                refilled=fill.refilled,
+                refill_s=fill.refill_s,
+                may_compile_again=fill.may_compile_again,
+            )
+        )
 
 
 def probed_natively(experiment: Experiment, probe: CostProbe) -> set[str]:
@@ -503,46 +466,6 @@ def probed_natively(experiment: Experiment, probe: CostProbe) -> set[str]:
     if probe.kind is not BenchmarkKind.STATEMENT or probe.failed:
         return set()
     return {experiment.baseline.name}
-
-
-def _note_native_fill(
-    run: _Run,
-    benchmark: Benchmark,
-    context: LensContext,
-    ran: list[Variant],
-    compiled: Mapping[str, tuple[str, ...]],
-    took_s: float,
-) -> None:
-    """The variants that compiled into their JIT caches run natively again for the ISA valgrind
-    shows, where it hides AVX-512 (`IsolatedCaches.valgrind_fill`), and what was filled said."""
-    flags = run.cpu_flags
-    apart = any(descriptor_for(lens.metric).planning.all_under_valgrind for lens in run.lenses)
-    again = [
-        for_isa
-        for v in ran
-        if apart
-        and v.name in compiled
-        and (for_isa := run.caches.valgrind_fill(v, compiled[v.name], flags)) is not None
-    ]
-    # only the fill runs with the ISA valgrind shows: the variant measured keeps its environment
-    again_s = compile_natively(benchmark, again, context).took_s if again else 0.0
-    refilled = {v.name for v in again if "TORCHINDUCTOR_CACHE_DIR" in run.caches.filled(v)}
-    doubtful = [
-        v.name
-        for v in ran
-        if v.name in compiled
-        and may_compile_under_valgrind(v, compiled[v.name], flags, refilled=v.name in refilled)
-    ]
-    run.writer.add_note(
-        native_fill_note(
-            benchmark.name,
-            compiled,
-            took_s,
-            refilled=sorted(refilled),
-            refill_s=again_s,
-            may_compile_again=doubtful,
-        )
-    )
 
 
 def _warn_unprobed(
@@ -619,17 +542,6 @@ def _measure_lens(
     return None
 
 
-def _failed(
-    writer: RunSink,
-    failures: list[_Failure],
-    benchmark: str,
-    error: BenchmarkFailedError,
-    lens: Lens | None,
-) -> None:
-    failures.append(_Failure(benchmark, error))
-    writer.add_note(failure_note(error, benchmark, lens))
-
-
 def _fork_servers(
     cost: LensCost, benchmark: Benchmark, context: LensContext
 ) -> contextlib.AbstractContextManager[ForkServers | None]:
@@ -668,18 +580,11 @@ def check_paths(experiment: Experiment, runner: ProcessRunner | None = None) -> 
             check_interpreter(runner, variant, variant.python)
 
 
-def _describe(error: BaseException) -> str:
-    if isinstance(error, KeyboardInterrupt):
-        return "interrupted"
-    return str(error) or type(error).__name__
-
-
 def _prepare_variants(
     experiment: Experiment,
     benchmark: Benchmark,
     preparer: VariantPreparer,
-    writer: RunSink,
-    failures: list[_Failure],
+    failures: RunFailures,
 ) -> Experiment | None:
     """The experiment this benchmark is measured with: every variant at the benchmark's
     parameter point, checked out and built. A variant that cannot be prepared is reported (once)
@@ -694,27 +599,13 @@ def _prepare_variants(
                 error.message, hint=error.hint, variant=planned.name, detail=error.detail
             )
             failed.exit_code = max(error.exit_code, BenchmarkFailedError.exit_code)
-            if not any(_same_failure(f.error, failed) for f in failures):
-                failures.append(_Failure(benchmark.name, failed))
-                writer.add_note(
-                    Note(
-                        severity=Severity.WARNING,
-                        message=f"not measured: {failed.message}"
-                        + (f"\n{failed.detail}" if failed.detail else ""),
-                        hint=failed.hint,
-                        variant=planned.name,
-                    )
-                )
+            failures.not_prepared(failed)
             continue
         for note in prepared.notes:
-            writer.add_note(note)
+            failures.writer.add_note(note)
         if prepared.provenance:
-            writer.add_variant_info(planned.name, {"provenance": prepared.provenance})
+            failures.writer.add_variant_info(planned.name, {"provenance": prepared.provenance})
         ready.append(prepared.variant)
-    if not _comparable(experiment, {v.name for v in ready}):
+    if not comparable(experiment, {v.name for v in ready}):
         return None
     return replace(experiment, variants=tuple(ready))
-
-
-def _same_failure(a: PerflabError, b: PerflabError) -> bool:
-    return (a.variant, a.message) == (b.variant, b.message)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from perflab.budget.costs import VALGRIND_SETUP_SLOWDOWN_RANGE
 from perflab.engine.prepare.caches import (
     CACHE_VARIABLES,
     VALGRIND_ISA_ENV,
@@ -124,9 +125,6 @@ def native_fill_note(
 # UNPROBED_MIN_S more) set up other code than the probed baseline: the plan did not price it
 UNPROBED_RATIO = 3.0
 UNPROBED_MIN_S = 10.0
-# how much slower than native the set-up runs in a process under valgrind, instrumentation off
-# (torch: imports 9.7x, torch.compile's set-up 4.1x, bench/results/field34b_2026-11-29.md)
-VALGRIND_SETUP_SLOWDOWN = (4, 10)
 
 
 def unprobed_setup_note(
@@ -148,7 +146,7 @@ def unprobed_setup_note(
     }
     if not slow or not under_valgrind:
         return None
-    low, high = VALGRIND_SETUP_SLOWDOWN
+    low, high = VALGRIND_SETUP_SLOWDOWN_RANGE
     ran = ", ".join(f"{variant}'s took {took_s:.0f} s" for variant, took_s in slow.items())
     lenses = ", ".join(f"{lens} (planned {planned_s:.0f} s)" for lens, planned_s in under_valgrind)
     return Note(

@@ -93,6 +93,9 @@ class BlindSpot:
     machine_fact: str
     same_code: str  # appended to a same-code or not-in-the-code note on such a machine
     beside_time: str  # appended to a disagreement with the wall-time lens on such a machine
+    # a function's change in count per iteration below this is the tool's own residue (the
+    # worker's handshake), not the code's: shared analysis reads the lens's figure, not its own
+    residue_per_iteration: float
 
 
 @dataclass(frozen=True)

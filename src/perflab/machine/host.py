@@ -11,6 +11,7 @@ from typing import Any
 
 from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.records.model import VARIANT_FIELDS, Variant, VariantFieldKind
+from perflab.records.run_facts import MachineInfo
 
 _TOOLS_VERSION_ARGS: dict[str, tuple[str, ...]] = {
     "perf": ("perf", "--version"),
@@ -104,32 +105,41 @@ def tool_version(
     return first[0] if first else None
 
 
-def machine_facts(runner: ProcessRunner, *, cpu: int | None) -> dict[str, Any]:
+# the facts machine_facts gathers, in the order the JSON document's `machine` writes them, each
+# written even when unknown (null): outside checks read these keys (add, never rename)
+GATHERED_FACTS = (
+    "hostname", "cpu_model", "cpu_flags", "avx512", "cores", "hypervisor", "hypervisor_vendor",
+    "governor", "boost", "smt", "kernel", "os", "perf_event_paranoid", "aslr", "load_average",
+    "pinned_cpu", "perflab_python", "tools",
+)  # fmt: skip
+
+
+def machine_facts(runner: ProcessRunner, *, cpu: int | None) -> MachineInfo:
     """The facts of this machine a run stores beside its samples (CPU, kernel, frequency, load
     ...)."""
     info = cpuinfo_fields(read_text("/proc/cpuinfo") or "")
-    flags = info.get("flags", "").split()
-    load1, load5, load15 = os.getloadavg()
-    return {
-        "hostname": platform.node(),
-        "cpu_model": info.get("model name", platform.processor()),
-        "cpu_flags": flags,
-        "avx512": any(f.startswith("avx512") for f in flags),
-        "cores": os.cpu_count(),
-        "hypervisor": "hypervisor" in flags,
-        "hypervisor_vendor": read_text("/sys/class/dmi/id/sys_vendor"),
-        "governor": read_text("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
-        "boost": boost_state(),
-        "smt": read_text("/sys/devices/system/cpu/smt/active"),
-        "kernel": platform.release(),
-        "os": platform.platform(),
-        "perf_event_paranoid": read_text("/proc/sys/kernel/perf_event_paranoid"),
-        "aslr": read_text("/proc/sys/kernel/randomize_va_space"),
-        "load_average": [load1, load5, load15],
-        "pinned_cpu": cpu,
-        "perflab_python": sys.version.split()[0],
-        "tools": {name: tool_version(runner, argv) for name, argv in _TOOLS_VERSION_ARGS.items()},
-    }
+    flags = tuple(info.get("flags", "").split())
+    return MachineInfo(
+        hostname=platform.node(),
+        cpu_model=info.get("model name", platform.processor()),
+        cpu_flags=flags,
+        avx512=any(f.startswith("avx512") for f in flags),
+        cores=os.cpu_count(),
+        hypervisor="hypervisor" in flags,
+        hypervisor_vendor=read_text("/sys/class/dmi/id/sys_vendor"),
+        governor=read_text("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        boost=boost_state(),
+        smt=read_text("/sys/devices/system/cpu/smt/active"),
+        kernel=platform.release(),
+        os=platform.platform(),
+        perf_event_paranoid=read_text("/proc/sys/kernel/perf_event_paranoid"),
+        aslr=read_text("/proc/sys/kernel/randomize_va_space"),
+        load_average=os.getloadavg(),
+        pinned_cpu=cpu,
+        perflab_python=sys.version.split()[0],
+        tools={name: tool_version(runner, argv) for name, argv in _TOOLS_VERSION_ARGS.items()},
+        keys=GATHERED_FACTS,
+    )
 
 
 def variant_differences(variants: Sequence[Variant]) -> list[str]:

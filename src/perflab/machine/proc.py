@@ -103,8 +103,8 @@ class LiveProcess(Protocol):
 
     def stop_leftovers(self) -> int:
         """Stop whatever it started that still runs (call it once it exited, or it is killed);
-        how many processes, also counted in `stopped_processes()` and in the tally of
-        `counting_stopped` it was started (or is stopped) in."""
+        how many processes, also counted in the tally of `counting_stopped` it was started
+        (or is stopped) in."""
         ...
 
     def close(self) -> None:
@@ -156,8 +156,6 @@ def _child_setup(spec: LaunchSpec):  # type: ignore[no-untyped-def]
 # `PopenProcess.stop_leftovers` stops whatever is left of it (perflab/worker/process_tree.py
 # finds it). The counter describes real OS processes of this perflab process: module-level.
 _counter = itertools.count(1)
-_stopped_total = 0
-_stopped_lock = threading.Lock()  # stops are counted from several threads
 # The orphan sweep after a build spares every process perflab launched itself and has not yet
 # reaped: a child in the middle of an exec shows an empty environment (no token), so another
 # thread's launch (a bisect builds one commit while it measures another) would look orphaned.
@@ -236,11 +234,8 @@ def _current_tally() -> StoppedTally | None:
 
 
 def _stopped(n: int, started_in: StoppedTally | None = None) -> None:
-    """`n` processes stopped: counted for this perflab process, and for the tally of the lens
-    that started them, else of the one stopping them."""
-    global _stopped_total
-    with _stopped_lock:
-        _stopped_total += n
+    """`n` processes stopped: counted for the tally of the lens that started them, else of the
+    one stopping them."""
     tally = started_in or _current_tally()
     if tally is not None and n:
         tally.add(n)
@@ -249,11 +244,6 @@ def _stopped(n: int, started_in: StoppedTally | None = None) -> None:
 def count_stopped(n: int) -> None:
     """Processes stopped elsewhere on perflab's behalf (the command launcher's reports)."""
     _stopped(n)
-
-
-def stopped_processes() -> int:
-    """How many leftover processes this perflab process has stopped so far."""
-    return _stopped_total
 
 
 def stop_all_contained() -> int:

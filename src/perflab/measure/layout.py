@@ -13,6 +13,10 @@ one padding variable whose length is
 
 so within a unit the variants' stacks start at the same place, and across units the place is
 drawn anew: the effect becomes noise that the interval sees, not a bias.
+
+Where the layout must not vary at all (callgrind's counts, which are meant to repeat exactly), the
+draw is left out: every variant's environment is padded to one fixed size
+(`fixed_padding_target`, `padded_to`), with the same variable.
 """
 
 from __future__ import annotations
@@ -25,14 +29,21 @@ LAYOUT_PADDING_VARIABLE = "PERFLAB_LAYOUT_PADDING"
 MAX_LAYOUT_PADDING = 4096  # bytes of environment: moves the stack by up to a page
 
 
+# a fixed padding target is rounded up to this: a few bytes more in the largest environment
+# (another user name, another directory) then leave every variant's stack where it was
+_FIXED_TARGET_STEP_BYTES = 256
+
+
+def environment_bytes(env: Mapping[str, str]) -> int:
+    """Bytes the kernel copies onto a new process's stack for `env`: `KEY=value\\0` per
+    variable, the padding variable included."""
+    return sum(len(key.encode()) + len(value.encode()) + 2 for key, value in env.items())
+
+
 def strings_bytes(env: Mapping[str, str], argv: Sequence[str] = ()) -> int:
     """Bytes the kernel copies onto a new process's stack for these: `KEY=value\\0` per
     variable, `arg\\0` per argument (the padding variable itself not counted)."""
-    size = sum(
-        len(key.encode()) + len(value.encode()) + 2
-        for key, value in env.items()
-        if key != LAYOUT_PADDING_VARIABLE
-    )
+    size = environment_bytes({k: v for k, v in env.items() if k != LAYOUT_PADDING_VARIABLE})
     return size + sum(len(arg.encode()) + 1 for arg in argv)
 
 
@@ -49,6 +60,22 @@ def draw_padding(rng: random.Random) -> int:
 def padded(env: Mapping[str, str], length: int) -> dict[str, str]:
     """`env` with the padding variable of `length` characters."""
     return {**env, LAYOUT_PADDING_VARIABLE: "x" * length}
+
+
+def fixed_padding_target(envs: Sequence[Mapping[str, str]]) -> int:
+    """The size (bytes) every one of `envs` is padded to where the layout must not vary: room
+    for the largest and the padding variable, no random draw, rounded up to 256 bytes."""
+    largest = max((environment_bytes(env) for env in envs), default=0)
+    needed = largest + len(LAYOUT_PADDING_VARIABLE) + 2
+    return -(-needed // _FIXED_TARGET_STEP_BYTES) * _FIXED_TARGET_STEP_BYTES
+
+
+def padded_to(env: Mapping[str, str], target_bytes: int) -> dict[str, str]:
+    """`env` with the padding variable sized so that it takes exactly `target_bytes` (when it
+    fits; else without one). A padding variable `env` held is replaced."""
+    out = {k: v for k, v in env.items() if k != LAYOUT_PADDING_VARIABLE}
+    room = target_bytes - environment_bytes(out) - len(LAYOUT_PADDING_VARIABLE) - 2
+    return padded(out, room) if room >= 0 else out
 
 
 def padded_environments(

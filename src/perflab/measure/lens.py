@@ -152,8 +152,8 @@ class LensContext:
     recordings: PerfRecordings = field(default_factory=PerfRecordings)
     # turns on the measuring CPU with other perflab runs on it, one sample block at a time
     turns: CpuTurns | None = None
-    # the run's clock (ns): a lens that samples until its share is spent reads it, unless it
-    # was given its own; a test's fake one spends the share without waiting for it
+    # the run's clock (ns): every lens spends its share by it (`LensSession`, callgrind's
+    # counting); a test's fake one spends the share without waiting for it
     clock_ns: Callable[[], int] = time.monotonic_ns
 
     @property

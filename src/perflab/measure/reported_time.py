@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from perflab.plan.gbench_suite import gbench_filter
+from perflab.plan.gbench_suite import GBENCH_NO_MATCH, gbench_filter
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import TimeReport
 
@@ -118,10 +118,6 @@ def read_report(report: TimeReport, text: str, name: str, stderr: str = "") -> R
     raise AssertionError(report)
 
 
-# Google Benchmark's words when --benchmark_filter selects nothing (it exits 0, reporting nothing)
-_NO_MATCH = "Failed to match any benchmarks"
-
-
 def gbench_run(text: str, name: str, stderr: str = "") -> ReportedRun:
     """Benchmark `name`'s repetitions in Google Benchmark's JSON report, summed; a report of an
     error (`error_occurred`), of no such benchmark or no report at all fails the benchmark."""
@@ -144,7 +140,7 @@ def _checked_entries(text: str, name: str, stderr: str) -> list[dict[str, Any]]:
     """The report's entries of benchmark `name`, which ran without an error."""
     entries = _entries(text)
     if entries is None or not entries:
-        if _NO_MATCH in stderr or entries is not None:
+        if GBENCH_NO_MATCH in stderr or entries is not None:
             raise BenchmarkFailedError(
                 f"this variant's program has no benchmark {name!r}",
                 hint="list its benchmarks with --benchmark_list_tests; a benchmark only one "

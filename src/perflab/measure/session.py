@@ -92,7 +92,7 @@ class LensSession:
         self,
         benchmark: Benchmark,
         context: LensContext,
-        clock_ns: Callable[[], int],
+        clock_ns: Callable[[], int] | None = None,
         *,
         lens: str = "",
         metric: Metric | None = None,
@@ -102,8 +102,10 @@ class LensSession:
         self.context = context
         self.settings = context.experiment.settings
         self.variants = context.experiment.variants
-        self.clock_ns = clock_ns
-        self.start_ns = clock_ns()
+        # None: the run's (`LensContext.clock_ns`), so a run given a fake clock spends every
+        # lens's share without waiting for it
+        self.clock_ns = context.clock_ns if clock_ns is None else clock_ns
+        self.start_ns = self.clock_ns()
         self._turn_waits_before_s = self._turn_waits_s()
         self.rng = benchmark_rng(self.settings, benchmark, lens)
         self._releases: list[Callable[[], None]] = []

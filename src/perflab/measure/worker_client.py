@@ -36,6 +36,9 @@ class WorkerInfo:
     # "cuda" where the set-up or statement initialised CUDA through torch: samples then
     # synchronise the device before each clock reading
     device_synchronised: str | None = None
+    # the GPU runtimes the set-up and statement initialised (e.g. "cuda"): a server that ran
+    # them could not fork its workers
+    device_runtimes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -56,19 +59,27 @@ class WorkerOps:
     lens starts. The lens sends those requests with `StatementWorker.call` and parses the
     replies itself."""
 
-    name: str
+    name: str  # what a failed registration and the worker's tracebacks call them
     source: str
 
     @classmethod
     def from_module(cls, module: str) -> WorkerOps:
-        """The source of `module` (found, never imported: it runs in the variant's Python)."""
+        """The source of `module` (found, never imported: it runs in the variant's Python),
+        named by `ops_name`."""
         spec = importlib.util.find_spec(module)
         if spec is None or spec.origin is None:
             raise ConfigError(f"perflab is incomplete: {module} is missing")
-        return cls(
-            name=module.rpartition(".")[0].rpartition(".")[2] or module,
-            source=Path(spec.origin).read_text(),
-        )
+        return cls(name=ops_name(module), source=Path(spec.origin).read_text())
+
+
+def ops_name(module: str) -> str:
+    """What an ops module's ops are called: a lens's own `lenses/<lens>/worker_ops.py` by its
+    lens, a module shared by several lenses (`worker/callgrind_ops.py`) by what it measures; never
+    by the package above it, which names both shared modules "worker"."""
+    package, _, stem = module.rpartition(".")
+    if stem == "worker_ops":
+        return package.rpartition(".")[2] or module
+    return stem.removesuffix("_ops") or module
 
 
 def variant_environment(variant: Variant, base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -161,7 +172,8 @@ def check_interpreter(runner: ProcessRunner, variant: Variant, interpreter: str)
 
 def count_stopped_at_quit(process: LiveProcess, timeout_s: float) -> int:
     """After a quit: the worker's reply, how many processes the benchmark left running that
-    the worker stopped (counted in `proc.stopped_processes()`); 0 when it exited without one."""
+    the worker stopped (counted in `proc.counting_stopped`'s tally); 0 when it exited without
+    one."""
     deadline = time.monotonic() + timeout_s
     while (left_s := deadline - time.monotonic()) > 0:
         line = process.read_line(left_s)
@@ -355,7 +367,7 @@ class StatementWorker:
         )
         if not reply.get("ok"):
             raise self.error(
-                f"the {ops.name} lens's worker ops do not run in this interpreter",
+                f"the {ops.name} worker ops do not run in this interpreter",
                 hint="a lens's worker ops must run on Python 3.7+ with the standard library",
                 detail=str(reply.get("error", "")).rstrip(),
             )
@@ -383,6 +395,7 @@ class StatementWorker:
             implementation=str(reply["implementation"]),
             executable=str(reply["executable"]),
             device_synchronised=None if synchronised is None else str(synchronised),
+            device_runtimes=tuple(str(name) for name in checked.get("device_runtimes", ())),
         )
 
     def calibrate(self, target_ns: int) -> int:

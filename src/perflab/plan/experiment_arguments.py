@@ -5,7 +5,6 @@ the benchmarks; the variants, the settings changed and a design are given beside
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -41,46 +40,37 @@ def experiment_from(sources: BenchmarkSources, conditions: ExperimentConditions)
     return _inline_source(sources, conditions)
 
 
-def benchmark_sources(
-    experiment_file: str | Path | None = None,
-    *,
-    stmt: str | None = None,
-    setup: str | None = None,
-    cmd: str | None = None,
-    name: str | None = None,
-    params: Mapping[str, Sequence[Any]] | None = None,
-    suite: SuiteSource | None = None,
-    pytest: str | Path | None = None,
-    pytest_filter: str | None = None,
-    asv: str | Path | None = None,
-    asv_filter: str | None = None,
-    gbench: str | Path | None = None,
-    gbench_filter: str | None = None,
-) -> BenchmarkSources:
-    """make_experiment's keywords that say where the benchmarks come from, as one record: the
-    suite's six keywords become its `SuiteSource`, or `suite` itself."""
-    suite_record = suite_given(
-        suite,
-        gbench=gbench,
-        gbench_filter=gbench_filter,
-        asv=asv,
-        asv_filter=asv_filter,
-        pytest=pytest,
-        pytest_filter=pytest_filter,
-    )
-    return BenchmarkSources(
-        experiment_file=experiment_file,
-        stmt=stmt,
-        setup=setup,
-        cmd=cmd,
-        name=name,
-        params=params,
-        suite=suite_record,
-    )
+# make_experiment's keywords that say where the benchmarks come from (the others are settings):
+# inline benchmarks, a suite as a record, or a suite as its keywords (suite_given reads those)
+INLINE_KEYWORDS = ("stmt", "setup", "cmd", "name", "params")
+SUITE_KEYWORDS = ("gbench", "gbench_filter", "asv", "asv_filter", "pytest", "pytest_filter")
+SOURCE_KEYWORDS = frozenset({*INLINE_KEYWORDS, "suite", *SUITE_KEYWORDS})
 
 
-# benchmark_sources' keywords besides the file: among make_experiment's keywords, the sources
-SOURCE_KEYWORDS = frozenset(inspect.signature(benchmark_sources).parameters) - {"experiment_file"}
+def sources_and_settings(
+    experiment_file: str | Path | None,
+    keywords: Mapping[str, Any],
+    benchmarks: BenchmarkSources | None = None,
+) -> tuple[BenchmarkSources, dict[str, Any]]:
+    """make_experiment's keywords told apart: where the benchmarks come from, as one record (a
+    suite's keywords as its `SuiteSource`), and the settings by name (the rest, checked later by
+    `setting_changes`). `benchmarks`, the record given whole, stands alone: a file or a source
+    keyword beside it is refused."""
+    given = {k: v for k, v in keywords.items() if k in SOURCE_KEYWORDS}
+    settings = {k: v for k, v in keywords.items() if k not in SOURCE_KEYWORDS}
+    if benchmarks is None:
+        suite_keywords = {k: given.pop(k) for k in SUITE_KEYWORDS if k in given}
+        suite = suite_given(given.pop("suite", None), **suite_keywords)
+        return BenchmarkSources(experiment_file=experiment_file, suite=suite, **given), settings
+    beside = sorted(k for k, v in given.items() if v is not None)  # None: not given
+    if beside or experiment_file is not None:
+        beside += ["experiment_file"] if experiment_file is not None else []
+        raise ConfigError(
+            f"benchmarks= says where the benchmarks come from: {', '.join(beside)} cannot be "
+            "given beside it",
+            hint="put them in the BenchmarkSources record, or give them as keywords alone",
+        )
+    return benchmarks, settings
 
 
 def designed_experiment(
@@ -92,8 +82,8 @@ def designed_experiment(
     """make_experiment's experiment of the design's variants under its comparisons (a stack's,
     a matrix's): what make_stack and make_matrix build; `arguments` are make_experiment's other
     keywords (stmt=, cmd=, build=, settings ...)."""
-    source_arguments = {k: v for k, v in arguments.items() if k in SOURCE_KEYWORDS}
-    settings = {k: v for k, v in arguments.items() if k not in SOURCE_KEYWORDS and k != "build"}
+    keywords = {k: v for k, v in arguments.items() if k not in ("build", "benchmarks")}
+    sources, settings = sources_and_settings(experiment_file, keywords, arguments.get("benchmarks"))
     conditions = ExperimentConditions(
         variants=design.variants,
         changes=setting_changes(settings),
@@ -101,21 +91,22 @@ def designed_experiment(
         design=design,
         runner=runner,
     )
-    return experiment_from(benchmark_sources(experiment_file, **source_arguments), conditions)
+    return experiment_from(sources, conditions)
 
 
 @dataclass(frozen=True, kw_only=True)
 class BenchmarkSources:
-    """What the benchmarks are made from, as make_experiment takes it: an experiment file,
-    inline arguments (a statement or command, a name, a grid), or a suite with its filter."""
+    """What the benchmarks are made from, as make_experiment takes it (`benchmarks=`, or its
+    keywords): an experiment file, inline arguments (a statement or command, a name, a grid),
+    or a suite with its filter."""
 
-    experiment_file: str | Path | None
-    stmt: str | None
-    setup: str | None
-    cmd: str | None
-    name: str | None
-    params: Mapping[str, Sequence[Any]] | None
-    suite: SuiteSource | None
+    experiment_file: str | Path | None = None
+    stmt: str | None = None
+    setup: str | None = None
+    cmd: str | None = None
+    name: str | None = None
+    params: Mapping[str, Sequence[Any]] | None = None
+    suite: SuiteSource | None = None
 
     def inline(self) -> bool:
         """Whether arguments (a statement, a command, a name, a grid) define benchmarks."""

@@ -27,8 +27,10 @@ from perflab.records.model import Benchmark, Variant
 
 LIST_TIMEOUT_S = 60.0  # listing registers the benchmarks and prints their names: nothing runs
 _OUTPUT_LINES = 15  # of the binary's output, shown when it could not list
-# Google Benchmark's words when --benchmark_filter selects nothing (it exits 0, listing nothing)
-_NO_MATCH = "Failed to match any benchmarks"
+# Google Benchmark's words when --benchmark_filter selects nothing (it exits 0, listing or
+# reporting nothing): the one home of them, read by its listing here and its reports
+# (measure/reported_time.py)
+GBENCH_NO_MATCH = "Failed to match any benchmarks"
 _BAD_PATTERN = "Could not compile benchmark re"  # ... and when it is no regular expression
 # the characters special in a POSIX extended expression outside brackets; a lone ] or } is
 # itself there, and libstdc++'s std::regex (Google Benchmark's matcher) refuses them escaped
@@ -187,7 +189,7 @@ def _listed_none(
             variant=variant.name,
             detail=_tail(completed),
         )
-    if pattern and _NO_MATCH in completed.stderr:
+    if pattern and GBENCH_NO_MATCH in completed.stderr:
         return ConfigError(
             f"no benchmark of {command!r}{where} matches --filter {pattern!r}",
             hint="--filter is Google Benchmark's --benchmark_filter (a POSIX extended regular "

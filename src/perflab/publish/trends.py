@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from perflab.analyse.places import placed_points
+from perflab.analyse.run_levels import levelled_across_runs
 from perflab.engine.reusable_runs import MeasuredCode, StoredPair, what_is_measured
 from perflab.publish.figures import SiteRuns
 from perflab.records.errors import ConfigError
@@ -104,8 +105,13 @@ def _history(
     if not points:
         return None
     where = {p.run_id: runs.figures(p.run_id).place for p in points if p.run_id is not None}
-    placed, note = placed_points(points, where, metric)
-    points = list(placed)
+    placed, placed_note = placed_points(points, where, metric)
+
+    def figure_in_run(point: HistoryPoint, run_id: int) -> float | None:
+        return measured.value_in(point.commit, run_id, metric, benchmark)
+
+    levelled = levelled_across_runs(placed, figure_in_run, metric)
+    points = list(levelled.points)
     series = [p.series_value or 0.0 for p in points]
     changes = [
         _change(
@@ -121,7 +127,8 @@ def _history(
         changes=tuple(changes),
         measured_now=0,
         seconds=0.0,
-        notes=(note,) if note else (),
+        notes=tuple(note for note in (placed_note, levelled.note) if note),
+        run_scales=levelled.scales,
     )
 
 

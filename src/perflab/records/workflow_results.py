@@ -92,10 +92,16 @@ class HistoryPoint:
     skipped: str = ""  # why it has no value
     node: str = ""  # where it was measured, named only when a history spans several nodes
     normalised_value: float | None = None  # across nodes: per node by a reference loop
+    # across runs of a lens whose level moves with the machine: on the first run's level,
+    # through the commits the runs share (analyse/run_levels.py); None: as measured
+    levelled_value: float | None = None
 
     @property
     def series_value(self) -> float | None:
-        """The value compared along the history: normalised where it could be."""
+        """The value compared along the history: levelled across runs, or normalised across
+        nodes, where it could be."""
+        if self.levelled_value is not None:
+            return self.levelled_value
         return self.normalised_value if self.normalised_value is not None else self.value
 
     def to_json(self) -> dict[str, Any]:
@@ -110,6 +116,32 @@ class HistoryPoint:
             "skipped": self.skipped or None,
             "node": self.node or None,
             "normalised_value": self.normalised_value,
+            "levelled_value": self.levelled_value,
+        }
+
+
+@dataclass(frozen=True)
+class RunScale:
+    """A run of a history's series put on the level of the series' first run: its values times
+    `scale`. `shared_ratio`: the figure of a commit both it and run `against_run` measured,
+    there over here; `moved`: beyond the series' noise, so `scale` is run `against_run`'s
+    times `shared_ratio` (else `against_run`'s own: the run is taken to be on its level)."""
+
+    run_id: int
+    against_run: int
+    shared_commit: str
+    scale: float
+    shared_ratio: float = 1.0
+    moved: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "against_run": self.against_run,
+            "shared_commit": self.shared_commit,
+            "scale": self.scale,
+            "shared_ratio": self.shared_ratio,
+            "moved": self.moved,
         }
 
 
@@ -196,6 +228,7 @@ class HistoryResult:
     seconds: float
     notes: tuple[str, ...] = ()
     benchmark: str | None = None  # of a suite: the benchmark this series is of
+    run_scales: tuple[RunScale, ...] = ()  # the runs whose values were levelled, and how
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -209,6 +242,7 @@ class HistoryResult:
             "seconds": self.seconds,
             "notes": list(self.notes),
             "benchmark": self.benchmark,
+            "run_scales": [r.to_json() for r in self.run_scales],
         }
 
 

@@ -178,7 +178,8 @@ def _run_link(change: HistoryChange) -> str:
 
 
 def sparkline(trend: Trend) -> str:
-    """The trend in a few pixels: its line, each change point a dot in its direction's colour."""
+    """The trend in a few pixels: its line, each confirmed change point a dot in its
+    direction's colour, each candidate no direct comparison confirmed a hollow grey ring."""
     points = [
         (i, v) for i, p in enumerate(trend.history.points) if (v := p.series_value) is not None
     ]
@@ -208,17 +209,32 @@ def sparkline(trend: Trend) -> str:
         value = change.after.series_value
         if value is not None:
             x, y = place(change.index, value)
-            colour = "#cf222e" if change.series_ratio > 1 else "#1a7f37"
-            marks.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>')
+            marks.append(_spark_mark(change, x, y))
     label = html_text(
         f"{trend.benchmark}, {trend.metric}: {len(points)} commits, "
-        f"{len(trend.history.changes)} change point(s)"
+        f"{confirmed_changes(trend)} confirmed change point(s)"
     )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{SPARK_WIDTH:.0f}" '
         f'height="{SPARK_HEIGHT:.0f}" role="img" aria-label="{label}"><polyline fill="none" '
         f'stroke="#4e79a7" stroke-width="1.5" points="{line}"/>{"".join(marks)}</svg>'
     )
+
+
+def _spark_mark(change: HistoryChange, x: float, y: float) -> str:
+    if not change.confirmed:
+        return (
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="none" stroke="#8c959f" '
+            'stroke-width="1"/>'
+        )
+    colour = "#cf222e" if change.series_ratio > 1 else "#1a7f37"
+    return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>'
+
+
+def confirmed_changes(trend: Trend) -> int:
+    """The trend's change points a direct comparison confirmed: what the grid counts (the
+    others are candidates, drawn apart on the trend)."""
+    return sum(c.confirmed for c in trend.history.changes)
 
 
 def _latest(trend: Trend) -> str:
@@ -242,7 +258,7 @@ def front_page(site: Site) -> str:
             "href": trend_page_name(t),
             "spark": Markup(sparkline(t)),
             "commits": len(t.history.points),
-            "changes": len(t.history.changes),
+            "changes": confirmed_changes(t),
             "latest": _latest(t),
             "machines": list(t.machines),
         }

@@ -103,18 +103,30 @@ def history_markdown(result: HistoryResult) -> str:
 
 
 def suite_history_headline(found: SuiteHistory) -> str:
-    """A suite's history in a line: which benchmarks changed, of how many."""
+    """A suite's history in a line: which benchmarks changed, of how many, by a confirmed
+    change point; those with candidates alone (no direct comparison confirmed them) apart."""
     total = len(found.series)
-    changed = found.changed
     commits = max((len(s.points) for s in found.series), default=0)
     across = f"beyond {found.threshold:.1%} across {commits} commit{'s' * (commits != 1)}"
-    if not changed:
+    if not found.changed:
         return f"no benchmark of {total} changed in {found.metric} per iteration {across}"
-    confirmed = [s for s in changed if any(c.confirmed for c in s.changes)]
-    names = ", ".join(str(s.benchmark) for s in changed)
+    confirmed = [s for s in found.changed if any(c.confirmed for c in s.changes)]
+    candidates = [s for s in found.changed if s not in confirmed]
+    apart = (
+        f"{len(candidates)} with candidates a direct comparison did not confirm: "
+        + ", ".join(str(s.benchmark) for s in candidates)
+        if candidates
+        else ""
+    )
+    if not confirmed:
+        return (
+            f"no benchmark of {total} changed in {found.metric} per iteration {across} by a "
+            f"confirmed change point ({apart})"
+        )
+    names = ", ".join(str(s.benchmark) for s in confirmed)
     return (
-        f"{len(changed)} of {total} benchmarks changed in {found.metric} per iteration "
-        f"{across} ({len(confirmed)} confirmed by a direct comparison): {names}"
+        f"{len(confirmed)} of {total} benchmarks changed in {found.metric} per iteration "
+        f"{across}, confirmed by a direct comparison: {names}" + (f"; {apart}" if apart else "")
     )
 
 

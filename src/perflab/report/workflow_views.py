@@ -40,7 +40,10 @@ TREND_EXPLANATION = (
     "One point per commit of the first-parent line, oldest first (normalised across nodes when "
     "the history spans several); a gap on the axis is a commit not measured."
 )
-MARKS_EXPLANATION = " Dashed lines are change points: click one for its direct comparison."
+MARKS_EXPLANATION = (
+    " Dashed lines are change points: click one for its direct comparison; grey ones are "
+    "candidates it did not confirm (a step of the series alone, which may be the machine)."
+)
 CHANGES_CAPTION = (
     "level ratio: the level after over the level before; direct: the commit against the one "
     "before it, measured together (confirmed: its CI wholly beyond the threshold)"
@@ -151,17 +154,26 @@ def history_answer(result: HistoryResult, links: Mapping[int, str]) -> tuple[Blo
 
 
 def history_headline(result: HistoryResult) -> Paragraph:
-    """The answer in a line: "2 change points ... beyond 2.0% across 41 commits (1 confirmed
-    ...)", or "no change beyond 2.0% across 41 commits"."""
+    """The answer in a line: "1 change point ... beyond 2.0% across 41 commits, confirmed by a
+    direct comparison (and 4 candidates a direct comparison did not confirm)", "no confirmed
+    change ... (2 candidates ...)", or "no change beyond 2.0% across 41 commits". A change point
+    counts once its direct comparison confirms it: a step of the series alone may be the
+    machine (its load between runs), so the candidates are said apart, never counted in."""
     commits = len(result.points)
     across = f"beyond {result.threshold:.1%} across {commits} commit{'s' * (commits != 1)}"
     if not result.changes:
         return Paragraph(f"no change {across}", Style.EMPHASIS)
     confirmed = sum(c.confirmed for c in result.changes)
-    count = len(result.changes)
+    candidates = len(result.changes) - confirmed
+    said = f"{number_of(candidates, 'candidate')} a direct comparison did not confirm"
+    if not confirmed:
+        return Paragraph(
+            f"no confirmed change {across} ({said}, in {result.metric} per iteration)",
+            Style.EMPHASIS,
+        )
     return Paragraph(
-        f"{count} change point{'s' * (count > 1)} in {result.metric} per iteration {across} "
-        f"({confirmed} confirmed by a direct comparison)",
+        f"{number_of(confirmed, 'change point')} in {result.metric} per iteration {across}, "
+        "confirmed by a direct comparison" + (f" (and {said})" if candidates else ""),
         Style.EMPHASIS,
     )
 
@@ -199,7 +211,10 @@ def history_rows(result: HistoryResult) -> tuple[Block, ...]:
 
 
 def _how(point: HistoryPoint, change: HistoryChange | None) -> Cell:
-    """How the point's value was obtained, or the change point that starts at it."""
+    """How the point's value was obtained, or the change point (or the candidate no direct
+    comparison confirmed) that starts at it."""
+    if change is not None and not change.confirmed:
+        return Cell(f"candidate {change.series_ratio:.3f}, not confirmed", Style.MUTED)
     if change is not None:
         return Cell(f"change {change.series_ratio:.3f}", _change_style(change))
     if point.value is None:
@@ -215,12 +230,17 @@ def points_table(
     caption: str = "",
 ) -> Table:
     """A row per commit: the value compared along the history, as measured (when normalised
-    across nodes), how it was obtained, its run and its node (when it spans several).
+    across nodes or levelled across runs), how it was obtained, its run and its node (when it
+    spans several).
     `run_links`: a point's index -> the report of its run; `shown`: the points given a row
     (None: all)."""
     starts = {c.index: c for c in result.changes}
     nodes = any(p.node for p in result.points)
-    normalised = any(p.normalised_value is not None for p in result.points)
+    # the value as measured beside the compared one, where they differ: normalised across
+    # nodes, or levelled across runs
+    normalised = any(
+        p.normalised_value is not None or p.levelled_value is not None for p in result.points
+    )
     rows = []
     for index, point in enumerate(result.points):
         if shown is not None and index not in shown:
@@ -264,7 +284,7 @@ def changes_table(changes: Sequence[HistoryChange], links: Mapping[int, str]) ->
             Cell(c.after.commit[:10]),
             Cell(c.after.subject),
             Cell(_before_after(c)),
-            Cell(f"{c.series_ratio:.3f}", _change_style(c)),
+            Cell(f"{c.series_ratio:.3f}", _change_style(c) if c.confirmed else Style.MUTED),
             Cell(ratio_text(c.ratio, c.ci_low, c.ci_high, missing="not measured")),
             Cell("confirmed" if c.confirmed else "not confirmed", Style.MUTED),
             *([_other_lens(c.disagreement)] if disagree else []),
@@ -327,17 +347,24 @@ def trend_figure(
     marks = tuple(
         TrendMark(
             c.index,
-            f"{c.after.subject}: {c.series_ratio:.3f}x",
-            _change_style(c),
+            f"{c.after.subject}: {c.series_ratio:.3f}x"
+            + ("" if c.confirmed else ", a candidate not confirmed by a direct comparison"),
+            _change_style(c) if c.confirmed else Style.MUTED,
             links.get(c.index, ""),
         )
         for c in result.changes
     )
     unit = next(p.unit for p in result.points if p.value is not None)
     axis_labels = tuple(p.commit[:7] for p in result.points)
+    confirmed = sum(c.confirmed for c in result.changes)
     summary = (
         f"{result.metric} per iteration over {len(result.points)} commits of "
-        f"{result.range_text}, {len(marks)} change point(s)"
+        f"{result.range_text}, {confirmed} confirmed change point(s)"
+        + (
+            f" and {len(marks) - confirmed} candidate(s) not confirmed"
+            if len(marks) > confirmed
+            else ""
+        )
     )
     return TrendFigure(
         title="trend",

@@ -32,9 +32,23 @@ class ChangePoint:
 
 
 def noise(logs: np.ndarray) -> float:
+    """The noise of one value of a series (of logarithms), from its successive differences."""
     if len(logs) < 3:
         return 0.0
     differences = np.diff(logs)
+    # an exact series (instruction counts) repeats its values between steps: none where half
+    # of its differences are exactly zero (a short series' steps would otherwise be its noise,
+    # and a one-commit level between two steps merged away)
+    if np.count_nonzero(differences == 0.0) * 2 >= len(differences):
+        return 0.0
+    return difference_noise(differences)
+
+
+def difference_noise(differences: np.ndarray) -> float:
+    """The noise of one value (its standard deviation, robustly) from differences of pairs of
+    values: 1.4826 MAD / sqrt 2, so that a few steps among them do not inflate it."""
+    if len(differences) < 2:
+        return 0.0
     mad = float(np.median(np.abs(differences - np.median(differences))))
     return 1.4826 * mad / math.sqrt(2.0)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import os
-import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,13 +23,20 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
 
-_ELF64_SYM = struct.Struct("<IBBHQQ")  # st_name, st_info, st_other, st_shndx, st_value, st_size
-_ELF64_RELA = struct.Struct("<QQq")  # r_offset, r_info, r_addend
+from perflab.tool_drivers.elf_entries import (
+    ELF64_RELA,
+    ELF64_SYM,
+    ST_INFO_OFFSET,
+    defined_symbols,
+    name_at,
+    name_offsets,
+)
+
 _R_X86_64_64, _R_X86_64_GLOB_DAT, _R_X86_64_RELATIVE = 1, 6, 8
 # ELF's symbol types (elf.h): functions, and IFUNCs whose resolver picks the implementation
 _STT_FUNC = 2
 _STT_GNU_IFUNC = 10
-_ST_INFO_OFFSET = 4  # of an Elf64_Sym entry
+_CODE_TYPES = frozenset((_STT_FUNC, _STT_GNU_IFUNC))
 _LOW_NIBBLE = bytes(byte & 0xF for byte in range(256))  # st_info -> the symbol's type
 _IFUNC_TYPE = bytes([_STT_GNU_IFUNC])
 # a resolver without a size in the symbol table: read this much of it
@@ -169,7 +175,7 @@ def _has_ifunc(elf: ELFFile) -> bool:
     """Whether any symbol's type is IFUNC: the low nibble of each entry's st_info byte, read
     without decoding the entries."""
     return any(
-        _IFUNC_TYPE in table.data()[_ST_INFO_OFFSET :: _ELF64_SYM.size].translate(_LOW_NIBBLE)
+        _IFUNC_TYPE in table.data()[ST_INFO_OFFSET :: ELF64_SYM.size].translate(_LOW_NIBBLE)
         for table in _symbol_tables(elf)
     )
 
@@ -179,11 +185,8 @@ def _symbols(elf: ELFFile) -> Iterator[tuple[str, int, int, int]]:
     .dynsym."""
     for table in _symbol_tables(elf):
         strings = elf.get_section(table["sh_link"]).data()
-        for name_offset, info, _, shndx, value, size in _ELF64_SYM.iter_unpack(table.data()):
-            if shndx == 0 or name_offset == 0 or info & 0xF not in (_STT_FUNC, _STT_GNU_IFUNC):
-                continue
-            end = strings.find(b"\0", name_offset)
-            yield strings[name_offset:end].decode("utf-8", "replace"), info & 0xF, value, size
+        for name, kind, _, value, size in defined_symbols(table.data(), strings, _CODE_TYPES):
+            yield name, kind, value, size
 
 
 def _slot_contents(elf: ELFFile, functions: dict[str, int]) -> dict[int, int]:
@@ -197,11 +200,8 @@ def _slot_contents(elf: ELFFile, functions: dict[str, int]) -> dict[int, int]:
         if section["sh_link"]:
             table = elf.get_section(section["sh_link"])
             strings = elf.get_section(table["sh_link"]).data()
-            names = [
-                strings[entry[0] : strings.find(b"\0", entry[0])].decode("utf-8", "replace")
-                for entry in _ELF64_SYM.iter_unpack(table.data())
-            ]
-        for offset, info, addend in _ELF64_RELA.iter_unpack(section.data()):
+            names = [name_at(strings, offset) for offset in name_offsets(table.data())]
+        for offset, info, addend in ELF64_RELA.iter_unpack(section.data()):
             kind, index = info & 0xFFFFFFFF, info >> 32
             if kind == _R_X86_64_RELATIVE:
                 contents[offset] = addend

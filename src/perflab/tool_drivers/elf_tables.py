@@ -4,8 +4,7 @@ the object is stripped), its segments and sections, its GOT slots and PLT stubs 
 from __future__ import annotations
 
 import os
-import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import capstone
@@ -15,6 +14,7 @@ from elftools.elf.relocation import RelocationSection
 from elftools.elf.sections import SymbolTableSection
 
 from perflab.tool_drivers.demangling import Demangler
+from perflab.tool_drivers.elf_entries import ELF64_RELA, defined_symbols, name_at, name_offsets
 from perflab.tool_drivers.elf_objects import (
     CodeLookupError,
     ElfObject,
@@ -99,8 +99,10 @@ def _add_symbols(elf: ELFFile, table_name: str, raw: dict[tuple[str, int], Any])
     table = elf.get_section_by_name(table_name)
     if isinstance(table, SymbolTableSection):
         strings = elf.get_section(table["sh_link"]).data()
-        for entry in _symbol_entries(table.data(), strings):
-            raw.setdefault(entry[0], entry[1])
+        # (name, address) -> (size, is_function, is_global); one loop, no generator between
+        # (libtorch_cpu.so has half a million symbols)
+        for name, kind, binding, value, size in defined_symbols(table.data(), strings, _KEPT_TYPES):
+            raw.setdefault((name, value), (size, _KEPT_TYPES[kind], binding != _STB_LOCAL))
 
 
 DEBUG_ROOT = "/usr/lib/debug"
@@ -149,26 +151,8 @@ def _debuglink_of(elf: ELFFile) -> str | None:
     return name or None
 
 
-_ELF64_SYM = struct.Struct("<IBBHQQ")  # st_name, st_info, st_other, st_shndx, st_value, st_size
-_ELF64_RELA = struct.Struct("<QQq")  # r_offset, r_info, r_addend
 _KEPT_TYPES = {1: False, 2: True, 10: True}  # STT_OBJECT, STT_FUNC, STT_GNU_IFUNC -> is code
 _STB_LOCAL = 0  # ELF's symbol binding (elf.h) of a symbol not visible outside its object
-
-
-def _symbol_entries(
-    table: bytes, strings: bytes
-) -> Iterator[tuple[tuple[str, int], tuple[int, bool, bool]]]:
-    """Defined function and data symbols as ((name, address), (size, is_function, is_global)).
-
-    Decoded with struct rather than pyelftools' per-symbol objects, which cost too much per
-    symbol for a library of hundreds of thousands (libtorch_cpu.so)."""
-    for name_offset, info, _, shndx, value, size in _ELF64_SYM.iter_unpack(table):
-        is_function = _KEPT_TYPES.get(info & 0xF)
-        if is_function is None or shndx == 0 or name_offset == 0:  # 0: SHN_UNDEF / no name
-            continue
-        end = strings.find(b"\0", name_offset)
-        name = strings[name_offset:end].decode("utf-8", "replace")
-        yield (name, value), (size, is_function, info >> 4 != _STB_LOCAL)
 
 
 def _got_names(elf: ELFFile) -> dict[int, str]:
@@ -183,15 +167,12 @@ def _got_names(elf: ELFFile) -> dict[int, str]:
         if not isinstance(symtab, SymbolTableSection):
             continue
         strings = elf.get_section(symtab["sh_link"]).data()
-        name_offsets = [entry[0] for entry in _ELF64_SYM.iter_unpack(symtab.data())]
+        offsets = name_offsets(symtab.data())
         # struct again: libtorch_cpu.so has 360k relocations, mostly RELATIVE (no symbol)
-        for offset, info, _ in _ELF64_RELA.iter_unpack(section.data()):
+        for offset, info, _ in ELF64_RELA.iter_unpack(section.data()):
             index = info >> 32
-            if index and index < len(name_offsets) and name_offsets[index]:
-                start = name_offsets[index]
-                names[offset] = strings[start : strings.find(b"\0", start)].decode(
-                    "utf-8", "replace"
-                )
+            if index and index < len(offsets) and offsets[index]:
+                names[offset] = name_at(strings, offsets[index])
     return names
 
 

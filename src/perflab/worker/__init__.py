@@ -1,4 +1,8 @@
-"""The script that runs inside a variant's interpreter. It must use only the standard library."""
+"""What perflab runs in processes of their own: in a variant's interpreter, the statement worker
+(its `statement_*` parts, and the ops modules lenses register in it), the command launcher and
+the suite readers (asv, pytest-benchmark); in perflab's own interpreter, the build reaper. The
+standard library only (the pytest-benchmark plugin: and pytest), so that any variant's Python
+runs them; `process_tree` is imported by perflab too."""
 
 from pathlib import Path
 

@@ -27,13 +27,13 @@ def involuntary_switches():
 
 
 def _schedstat_path():
+    # whether the file is there, never what it says: its length follows how long this process
+    # has run, and read here, at import, it left a fork server's heap (which every child
+    # inherits) in one of two states by the time the server took to start
+    # (bench/results/asv_aa_2026-11-30.md); a reading that cannot be parsed is None anyway
     for path in ("/proc/thread-self/schedstat", "/proc/self/schedstat"):
-        try:
-            with open(path, "rb") as stat:
-                if len(stat.read().split()) >= 2:
-                    return path
-        except OSError:
-            pass
+        if os.path.exists(path):
+            return path
     return None
 
 

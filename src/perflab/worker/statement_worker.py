@@ -15,10 +15,13 @@ object per line) and replies:
      function scope (default): the loop is a function whose globals are the setup's names, as
      timeit's; module scope: the loop is top-level code, as torch's collect_callgrind runs it.
   {"op": "check"}                                  -> {"ok": true, "wall_ns": N,
-                                                        "device_synchronised": "cuda"|null}
+                                                        "device_synchronised": "cuda"|null,
+                                                        "device_runtimes": [names]}
      one iteration. Where the process has initialised CUDA through torch (the set-up or the
      statement did), every timed loop synchronises the device before each clock reading, so
      a sample ends when the work it launched is done; "device_synchronised" says so.
+     "device_runtimes", the GPU runtimes the set-up and statement initialised: a server that
+     ran them (a lens's warm-up) could not fork
   {"op": "calibrate", "target_ns": N}              -> {"ok": true, "loops": N, "wall_ns": N}
   {"op": "sample", "loops": N, "empty": false,
    "handshake": false}                             -> {"ok": true, "wall_ns", "cpu", "nivcsw",
@@ -235,7 +238,12 @@ class Worker:
         if forked is not None:
             return forked
         synchronised = "cuda" if statement_loop.device_synchroniser() is not None else None
-        return {"ok": True, "wall_ns": wall_ns, "device_synchronised": synchronised}
+        return {
+            "ok": True,
+            "wall_ns": wall_ns,
+            "device_synchronised": synchronised,
+            "device_runtimes": statement_loop.device_runtimes(),
+        }
 
     def evaluate(self, request):
         """The value of a --check expression in the setup's namespace, encoded."""

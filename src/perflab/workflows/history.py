@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from perflab.analyse.places import placed_history_points
+from perflab.analyse.run_levels import levelled_across_runs
 from perflab.analyse.same_work import gate_disagreement
 from perflab.engine.reusable_runs import MeasuredCode, StoredPair
 from perflab.git.repo import (
@@ -82,10 +83,10 @@ def history_with(
     started = services.clock()
     plan = _HistoryPlan.made(range_text, benchmark, every, threshold, metric, services)
     points, wanted = _known_points(plan, None)
+    figures: dict[tuple[str, int], float] = {}
     for part in _told_parts(wanted, len(plan.commits), services):
-        # no name holds a run once its points are filled: one run's analysis is in memory
-        _fill_points(points, part, *_measure_trees(benchmark, plan, part), plan.chosen, None)
-    found = _series(plan, points, None, {})
+        figures.update(_measured_part(plan, points, part))
+    found = _series(plan, points, None, {}, figures)
     return replace(found, measured_now=len(wanted), seconds=services.clock() - started)
 
 
@@ -128,13 +129,15 @@ def suite_history_with(
     plan = _HistoryPlan.made(range_text, benchmark, every, threshold, metric, services)
     known = {name: _known_points(plan, name) for name in plan.benchmarks}
     wanted = {tree: at for _, missing in known.values() for tree, at in missing.items()}
+    figures: dict[str, dict[tuple[str, int], float]] = {name: {} for name in known}
     for part in _told_parts(wanted, len(plan.commits), services):
-        _fill_suite_points(known, part, *_measure_trees(benchmark, plan, part), plan.chosen)
+        for name, found in _measured_suite_part(plan, known, part).items():
+            figures[name].update(found)
     if all(p.value is None for points, _ in known.values() for p in points):
         raise _nothing_measured(range_text, [p for points, _ in known.values() for p in points])
     compared: dict[tuple[str, str], StoredPair] = {}
     series = [
-        replace(_series(plan, points, name, compared), measured_now=len(missing))
+        replace(_series(plan, points, name, compared, figures[name]), measured_now=len(missing))
         for name, (points, missing) in known.items()
     ]
     seconds = services.clock() - started
@@ -211,18 +214,29 @@ def _series(
     points: list[HistoryPoint],
     name: str | None,
     compared: dict[tuple[str, str], StoredPair],
+    figures: Mapping[tuple[str, int], float],
 ) -> HistoryResult:
-    """One benchmark's series (`name`; None: the first's), placed by node, its change points
-    confirmed by direct comparisons (`compared`: those measured already in this history). A
-    series with no value is an error alone; a suite's benchmark that failed everywhere is a
-    series of skipped points beside the others."""
+    """One benchmark's series (`name`; None: the first's), placed by node, levelled across its
+    runs, its change points confirmed by direct comparisons (`compared`: those measured
+    already in this history). `figures`: (tree, run) -> its figure, of the runs measured now
+    (the store's are read from it). A series with no value is an error alone; a suite's
+    benchmark that failed everywhere is a series of skipped points beside the others."""
     valued = [i for i, p in enumerate(points) if p.value is not None]
     if not valued and name is None:
         raise _nothing_measured(plan.range_text, points)
     chosen = plan.chosen
     placed, placed_note = placed_history_points(points, plan.benchmark.store_path, chosen)
-    points = list(placed)
-    notes = (*plan.notes, *([placed_note] if placed_note else []))
+
+    def figure_in_run(point: HistoryPoint, run_id: int) -> float | None:
+        found = figures.get((point.tree, run_id))
+        return (
+            found if found is not None else plan.measured.value_in(point.tree, run_id, chosen, name)
+        )
+
+    levelled = levelled_across_runs(placed, figure_in_run, chosen)
+    points = list(levelled.points)
+    said = (placed_note, levelled.note)
+    notes = (*plan.notes, *(note for note in said if note))
     changes = _history_changes(plan, points, valued, name, compared)
     return HistoryResult(
         range_text=plan.range_text,
@@ -234,6 +248,7 @@ def _series(
         seconds=0.0,
         notes=notes,
         benchmark=name,
+        run_scales=levelled.scales,
     )
 
 
@@ -305,6 +320,45 @@ def runs_of(
         yield {tree: wanted[tree] for tree in trees[start : start + size]}
 
 
+def _shared_point(
+    plan: _HistoryPlan, part: Mapping[str, list[int]], valued: set[int]
+) -> int | None:
+    """The point a part's run measures again beside its own: the nearest one before the part
+    with a value (of the run before, or of the store), so that the two runs' levels can be
+    compared through it; None: the part starts the series."""
+    first = min(i for at in part.values() for i in at)
+    for i in range(first - 1, -1, -1):
+        if i in valued and plan.commits[i][2] not in part:
+            return i
+    return None
+
+
+def _measured_part(
+    plan: _HistoryPlan, points: list[HistoryPoint], part: Mapping[str, list[int]]
+) -> dict[tuple[str, int], float]:
+    """Measures a part in one run (with its shared point) and fills its points in; the figure
+    of each tree the run measured, by (tree, run). No name holds the run once this returns:
+    one run's analysis is in memory at a time."""
+    valued = {i for i, p in enumerate(points) if p.value is not None}
+    result, names = _measure_trees(plan.benchmark, plan, part, _shared_point(plan, part, valued))
+    _fill_points(points, part, result, names, plan.chosen, None)
+    return _run_figures(result, names, plan.chosen, None)
+
+
+def _measured_suite_part(
+    plan: _HistoryPlan,
+    known: Mapping[str, tuple[list[HistoryPoint], dict[str, list[int]]]],
+    part: Mapping[str, list[int]],
+) -> dict[str, dict[tuple[str, int], float]]:
+    """`_measured_part` for each benchmark of a suite, from one run of the whole suite."""
+    valued = {
+        i for points, _ in known.values() for i, p in enumerate(points) if p.value is not None
+    }
+    result, names = _measure_trees(plan.benchmark, plan, part, _shared_point(plan, part, valued))
+    _fill_suite_points(known, part, result, names, plan.chosen)
+    return {name: _run_figures(result, names, plan.chosen, name) for name in known}
+
+
 def _told_parts(
     wanted: Mapping[str, list[int]], commits: int, services: WorkflowServices
 ) -> Iterator[dict[str, list[int]]]:
@@ -319,11 +373,18 @@ def _told_parts(
 
 
 def _measure_trees(
-    benchmark: Benchmarked, plan: _HistoryPlan, wanted: Mapping[str, list[int]]
+    benchmark: Benchmarked,
+    plan: _HistoryPlan,
+    wanted: Mapping[str, list[int]],
+    shared: int | None = None,
 ) -> tuple[RunResult, dict[str, str]]:
-    """Measures each wanted tree (at the first of its commits) in one run: the run, and the
-    name of each tree's variant in it."""
+    """Measures each wanted tree (at the first of its commits) in one run, the tree of point
+    `shared` first (measured again: the run's level against the one before): the run, and
+    the name of each tree's variant in it."""
     commit_of = {tree: plan.commits[at[0]][0] for tree, at in wanted.items()}
+    if shared is not None:
+        commit, _, tree = plan.commits[shared]
+        commit_of = {tree: commit, **commit_of}
     names = {tree: f"c{commit[:10]}" for tree, commit in commit_of.items()}
     variants = [Variant(name=names[tree], git=commit) for tree, commit in commit_of.items()]
     if len(variants) == 1:  # an experiment compares: the one new commit against itself
@@ -346,11 +407,7 @@ def _fill_points(
 ) -> None:
     """Fills the wanted points in from the run (benchmark `benchmark_name`'s figures; None:
     the first benchmark's), or says why a point has none."""
-    values: dict[str, tuple[float, str]] = {}
-    for c in result.comparisons:
-        if c.metric is metric and c.event is None and benchmark_name in (None, c.benchmark):
-            values.setdefault(c.baseline, (c.baseline_value, c.unit))
-            values.setdefault(c.variant, (c.variant_value, c.unit))
+    values = _variant_values(result, metric, benchmark_name)
     failed = {
         f.variant: f.message
         for f in result.failures
@@ -366,6 +423,29 @@ def _fill_points(
             else:
                 why = failed.get(name) or _error_naming(result, name) or "nothing was measured"
                 points[i] = replace(point, run_id=result.run_id, skipped=why)
+
+
+def _variant_values(
+    result: RunResult, metric: Metric, benchmark_name: str | None
+) -> dict[str, tuple[float, str]]:
+    """Each variant's figure per iteration and its unit (benchmark `benchmark_name`'s; None:
+    the first benchmark's)."""
+    values: dict[str, tuple[float, str]] = {}
+    for c in result.comparisons:
+        if c.metric is metric and c.event is None and benchmark_name in (None, c.benchmark):
+            values.setdefault(c.baseline, (c.baseline_value, c.unit))
+            values.setdefault(c.variant, (c.variant_value, c.unit))
+    return values
+
+
+def _run_figures(
+    result: RunResult, names: Mapping[str, str], metric: Metric, benchmark_name: str | None
+) -> dict[tuple[str, int], float]:
+    """The figure of each tree the run measured, by (tree, run)."""
+    values = _variant_values(result, metric, benchmark_name)
+    return {
+        (tree, result.run_id): values[name][0] for tree, name in names.items() if name in values
+    }
 
 
 def _error_naming(result: RunResult, variant: str) -> str | None:

@@ -10,6 +10,7 @@ import pytest
 
 from perflab.budget.costs import (
     ANALYSIS_S,
+    VALGRIND_SETUP_SLOWDOWN,
     CostProbe,
     LensCost,
     lens_costs,
@@ -24,7 +25,6 @@ from perflab.lenses.instructions.cost import (
     CALLGRIND_COUNTED_S,
     CALLGRIND_TOGGLED_COUNTED_S,
     VALGRIND_START_S,
-    VALGRIND_STARTUP_SLOWDOWN,
     instructions_cost,
 )
 from perflab.lenses.memory import MEMORY
@@ -229,23 +229,21 @@ def test_a_slow_machine_plans_longer_fixed_costs_and_leaves_less_to_sample() -> 
     for metric in (Metric.INSTRUCTIONS, Metric.PROFILE, Metric.ASM):
         assert loaded.share_of(metric).share_s > quiet.share_of(metric).share_s
     # callgrind's constants scale by valgrind's factor, the interpreter's start-up is measured;
-    # two variants of two processes do not fit on two CPUs at once: a fork server per variant,
-    # the two side by side, each starting once and counting its two children in turn (toggling
-    # collection: no cache simulation), the second child running the set-up (fork_s) again
+    # two variants of two processes do not fit on two CPUs at once: two fork servers per
+    # variant in turn, the variants side by side, each server starting and counting its one
+    # child (toggling collection: no cache simulation)
     instructions = loaded.share_of(Metric.INSTRUCTIONS).cost.minimum_s
     counted = CALLGRIND_TOGGLED_COUNTED_S
     assert instructions == pytest.approx(
-        2 * VALGRIND_START_S + VALGRIND_STARTUP_SLOWDOWN * (0.05 + 0.01) + 2 * 2 * counted
+        2 * (2 * VALGRIND_START_S + VALGRIND_SETUP_SLOWDOWN * 0.05) + 2 * 2 * counted
     )
     one_variant = dataclasses.replace(slow, variants=1)
     alone = instructions_cost(one_variant, settings).minimum_s  # its two processes at once
-    assert alone == pytest.approx(
-        2 * (VALGRIND_START_S + counted) + VALGRIND_STARTUP_SLOWDOWN * 0.05
-    )
+    assert alone == pytest.approx(2 * (VALGRIND_START_S + counted) + VALGRIND_SETUP_SLOWDOWN * 0.05)
     # with the cache simulated, instrumentation is switched around every loop, as before
     simulated = instructions_cost(one_variant, settings.with_options(cache_sim=True))
     assert simulated.minimum_s == pytest.approx(
-        2 * (VALGRIND_START_S + CALLGRIND_COUNTED_S) + VALGRIND_STARTUP_SLOWDOWN * 0.05
+        2 * (VALGRIND_START_S + CALLGRIND_COUNTED_S) + VALGRIND_SETUP_SLOWDOWN * 0.05
     )
     assert loaded.after_s == pytest.approx(3 * quiet.after_s)
     # the budget is the same: the sampling lens gets what the fixed costs leave

@@ -159,7 +159,6 @@ NAMES_A_LENS: dict[str, str] = {
     "perflab.report.workflow_views": "'fewer instructions' against 'less time': a count noun",
     "perflab.measure.callgrind.count_options": "the counter's defaults are the instructions "
     "lens's, the one every caller but the memory lens means",
-    "perflab.measure.peak_memory.analyse": "its hint points from the rss lens to the memory lens",
 }
 
 

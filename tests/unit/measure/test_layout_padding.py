@@ -9,8 +9,11 @@ from perflab.lenses.time.commands import command_unit_blocks
 from perflab.measure.layout import (
     LAYOUT_PADDING_VARIABLE,
     MAX_LAYOUT_PADDING,
+    environment_bytes,
     equalise_padding,
+    fixed_padding_target,
     padded_environments,
+    padded_to,
     strings_bytes,
 )
 from perflab.records.kinds import Metric
@@ -20,6 +23,16 @@ from perflab.records.model import Artifact, BenchmarkData
 def test_strings_bytes_counts_what_the_kernel_copies() -> None:
     assert strings_bytes({"A": "bc"}, ("ls", "-l")) == len("A=bc\0") + len("ls\0") + len("-l\0")
     assert strings_bytes({LAYOUT_PADDING_VARIABLE: "xxxx"}) == 0
+
+
+def test_a_fixed_target_pads_every_environment_to_one_size_with_no_draw() -> None:
+    small, large = {"A": "1"}, {"A": "1", "ATEN_CPU_CAPABILITY": "avx2"}
+    target = fixed_padding_target([small, large])
+    assert target % 256 == 0 and target == fixed_padding_target([large, small])
+    assert environment_bytes(padded_to(small, target)) == target
+    assert environment_bytes(padded_to(large, target)) == target
+    # a padding the environment held is replaced, not added to
+    assert padded_to(padded_to(small, target), target) == padded_to(small, target)
 
 
 def test_padded_environments_end_at_the_same_size_and_change_per_draw() -> None:

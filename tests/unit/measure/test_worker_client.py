@@ -21,6 +21,7 @@ from perflab.measure.worker_client import (
     check_interpreter,
     check_variant_paths,
     count_stopped_at_quit,
+    ops_name,
     variant_environment,
 )
 from perflab.records.errors import BenchmarkFailedError, ConfigError
@@ -158,11 +159,19 @@ def test_a_failed_reply_names_the_phase_that_failed() -> None:
     assert raised.value.detail == "ZeroDivisionError"
 
 
+def test_ops_are_named_by_their_lens_or_what_a_shared_module_measures() -> None:
+    assert ops_name("perflab.lenses.torch.worker_ops") == "torch"
+    # the two modules several lenses share are not both "worker"
+    assert ops_name("perflab.worker.peak_memory_ops") == "peak_memory"
+    assert ops_name("perflab.worker.callgrind_ops") == "callgrind"
+    assert WorkerOps.from_module("perflab.worker.callgrind_ops").name == "callgrind"
+
+
 def test_a_lens_whose_ops_do_not_run_in_the_interpreter_fails_the_start() -> None:
     refused = json.dumps({"ok": False, "error": "SyntaxError: f-string\n"})
     process = _process({"register": [refused], **_ok_setup()})
     ops = WorkerOps(name="torch", source="OPS = {}")
-    with pytest.raises(BenchmarkFailedError, match="the torch lens's worker ops do not run"):
+    with pytest.raises(BenchmarkFailedError, match="the torch worker ops do not run"):
         StatementWorker(process, BENCH, VARIANT, LAUNCH, ops=(ops,))
     registered = json.loads(process.written[0])
     assert (registered["op"], registered["name"], registered["source"]) == (

@@ -175,3 +175,20 @@ def test_commits_follow_each_run_s_order_and_a_cycle_goes_to_the_first_measured(
 def test_a_threshold_must_be_above_zero(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="threshold"):
         read_site(tmp_path / "unused.db", threshold=0)
+
+
+def test_two_runs_of_one_machine_are_levelled_through_the_commit_they_share(
+    tmp_path: Path,
+) -> None:
+    # the second run (at a higher load: 8% slower) measured the first's last commit again,
+    # and the code of its last commit is 5% slower
+    first = {"levels": dict.fromkeys(COMMITS[:3], 1.0e6)}
+    later = {COMMITS[2]: 1.08e6, COMMITS[3]: 1.08e6, COMMITS[4]: 1.08e6 * 1.05}
+    site = read_site(stored(tmp_path, first, {"levels": later, "seed": 2}))
+    [trend] = site.trends
+    [change] = trend.history.changes
+    assert change.after.commit == COMMITS[4]
+    [scale] = trend.history.run_scales
+    assert (scale.run_id, scale.against_run, scale.shared_commit) == (2, 1, COMMITS[2])
+    assert 0.92 < scale.scale < 0.93
+    assert any("through the commits consecutive runs share" in n for n in trend.history.notes)

@@ -44,3 +44,17 @@ def test_a_change_point_names_the_commit_measured_before_it(store: Path) -> None
     slower = [row for row in table.rows if row[0].text == COMMITS[SLOW_FROM][0][:10]]
     assert slower and all(row[1].text == COMMITS[SLOW_FROM - 1][0][:10] for row in slower)
     assert "git log SINCE..COMMIT" in (table.caption or "")
+
+
+def test_a_candidate_no_direct_comparison_confirmed_is_drawn_apart_and_not_counted(
+    store: Path,
+) -> None:
+    trend = next(t for t in read_site(store).trends if t.history.changes)
+    [change, *_] = trend.history.changes
+    assert change.confirmed
+    assert 'stroke="#8c959f"' not in sparkline(trend) and site.confirmed_changes(trend) >= 1
+    candidate = replace(change, confirmed=False)
+    alone = replace(trend, history=replace(trend.history, changes=(candidate,)))
+    drawn = sparkline(alone)
+    assert 'fill="none" stroke="#8c959f"' in drawn  # a hollow grey ring, not a coloured dot
+    assert "0 confirmed change point(s)" in drawn and site.confirmed_changes(alone) == 0

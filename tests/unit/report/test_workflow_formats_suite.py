@@ -4,6 +4,8 @@ benchmark."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from perflab.records.kinds import Metric
 from perflab.records.workflow_results import (
     HistoryChange,
@@ -69,8 +71,20 @@ def suite() -> SuiteHistory:
 def test_the_line_names_the_benchmarks_that_changed() -> None:
     line = suite_history_headline(suite())
     assert line.startswith("1 of 2 benchmarks changed in time per iteration beyond 20.0%")
-    assert "(1 confirmed by a direct comparison): test_changed" in line
+    assert line.endswith(", confirmed by a direct comparison: test_changed")
     assert "test_steady" not in line
+
+
+def test_a_benchmark_with_candidates_alone_is_named_apart_from_those_that_changed() -> None:
+    found = suite()
+    unconfirmed = dataclasses.replace(found.series[1].changes[0], confirmed=False)
+    alone = dataclasses.replace(found.series[1], changes=(unconfirmed,))
+    line = suite_history_headline(dataclasses.replace(found, series=(found.series[0], alone)))
+    assert line == (
+        "no benchmark of 2 changed in time per iteration beyond 20.0% across 3 commits by a "
+        "confirmed change point (1 with candidates a direct comparison did not confirm: "
+        "test_changed)"
+    )
 
 
 def test_a_steady_suite_says_so() -> None:

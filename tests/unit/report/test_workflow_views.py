@@ -56,10 +56,27 @@ def test_the_history_table_shows_nodes_and_values_as_measured_only_across_nodes(
     ]
 
 
+def test_values_levelled_across_runs_are_shown_beside_those_as_measured() -> None:
+    one = history_run(nodes=False)
+    points = tuple(
+        dataclasses.replace(p, levelled_value=p.value * 0.5) if i == 7 and p.value else p
+        for i, p in enumerate(one.points)
+    )
+    table = _rows(history_section(dataclasses.replace(one, points=points)))
+    assert table.columns == ("commit", "subject", "value", "as measured", "", "run")
+    assert [cell.text for cell in table.rows[7]][2:4] == ["605 ns", "1,210 ns"]
+
+
 def test_a_change_point_is_marked_in_its_row_in_the_direction_it_moved() -> None:
     table = _rows(history_section(history_run()))
     assert (table.rows[4][4].text, table.rows[4][4].style) == ("change 1.490", Style.SLOWER)
-    assert (table.rows[6][4].text, table.rows[6][4].style) == ("change 0.810", Style.FASTER)
+    # a step no direct comparison confirmed is a candidate, marked apart (muted)
+    unconfirmed = (table.rows[6][4].text, table.rows[6][4].style)
+    assert unconfirmed == ("candidate 0.810, not confirmed", Style.MUTED)
+    confirmed = dataclasses.replace(history_run().changes[1], confirmed=True)
+    both = dataclasses.replace(history_run(), changes=(history_run().changes[0], confirmed))
+    row = _rows(history_section(both)).rows[6][4]
+    assert (row.text, row.style) == ("change 0.810", Style.FASTER)
 
 
 def test_the_trend_holds_the_measured_commits_at_their_place_on_the_line() -> None:
@@ -72,8 +89,10 @@ def test_the_trend_holds_the_measured_commits_at_their_place_on_the_line() -> No
     assert trend.axis_labels == tuple(f"{i:02d}ababa" for i in range(8))  # unmeasured too
     assert [(m.position, m.style, m.href) for m in trend.marks] == [
         (4, Style.SLOWER, "trend-change1.html"),
-        (6, Style.FASTER, ""),
+        (6, Style.MUTED, ""),  # not confirmed: grey, and said so
     ]
+    assert trend.marks[1].label.endswith("a candidate not confirmed by a direct comparison")
+    assert "1 confirmed change point(s) and 1 candidate(s) not confirmed" in trend.summary
 
 
 def test_the_change_points_link_their_comparison_and_say_what_bisect_would_find() -> None:
@@ -124,9 +143,10 @@ def test_the_history_starts_with_its_answer_then_the_trend_then_the_rows() -> No
         < len(kinds) - 1 - kinds[::-1].index("Table")
     )
     headline, unmeasured = _texts(section)[:2]
+    # the candidate no direct comparison confirmed is said apart, not counted as a change point
     assert headline == (
-        "2 change points in time per iteration beyond 2.0% across 8 commits (1 confirmed by a "
-        "direct comparison)"
+        "1 change point in time per iteration beyond 2.0% across 8 commits, confirmed by a "
+        "direct comparison (and 1 candidate a direct comparison did not confirm)"
     )
     assert unmeasured == "not measured (1): 02abababab: the build failed: exited with status 1"
     assert not section.subsections
@@ -217,7 +237,7 @@ def test_the_terminal_shows_both_views_whole() -> None:
     render_bisect(bisect_run(), console)
     text = console.export_text()
     assert "history: v1.0..main, time per iteration" in text and "07abababab" in text
-    assert "change points" in text and "plots (trend): in the HTML report" in text
+    assert "1 change point in time" in text and "plots (trend): in the HTML report" in text
     assert "first bad commit: 06cdcdcdcd subject 6" in text
 
 
@@ -253,18 +273,18 @@ def test_a_long_history_in_the_terminal_says_its_answer_again_under_the_rows() -
     lines = console.export_text().splitlines()
     headline = "1 change point in time per iteration beyond 2.0% across 30 commits"
     assert lines[1].startswith(headline)  # first, as in every format
-    said = " (1 confirmed by a direct comparison): in the table above the rows"
+    said = ", confirmed by a direct comparison: in the table above the rows"
     assert lines[-1] == headline + said
     short = Console(record=True, width=200, color_system=None)
     render_history(history_run(), short)
-    assert short.export_text().count("2 change points in time") == 1  # it fits: said once
+    assert short.export_text().count("1 change point in time") == 1  # it fits: said once
 
 
 def test_the_history_in_markdown_leads_with_its_answer() -> None:
     text = history_markdown(history_run())
     lines = text.splitlines()
     assert lines[0].startswith("#### history: ")
-    assert lines[2].startswith("**2 change points in time per iteration beyond 2.0%")
+    assert lines[2].startswith("**1 change point in time per iteration beyond 2.0%")
     changes = text.index("| commit | subject | before → after |")
     details = text.index("<details><summary>every commit (8)</summary>")
     rows = text.index("| commit | subject | value |")
@@ -277,7 +297,7 @@ def test_the_history_in_markdown_leads_with_its_answer() -> None:
 def test_the_history_page_says_what_changed_before_the_trend_and_the_rows() -> None:
     page = history_html(history_run(nodes=False), change_links={4: "trend-change1.html"})
     order = [
-        page.index("2 change points in time per iteration"),
+        page.index("1 change point in time per iteration"),
         page.index("not measured (1): 02abababab"),
         page.index('<th class="num">before → after</th>'),
         page.index("<svg"),

@@ -55,3 +55,14 @@ def test_the_search_ends_where_ruptures_pelt_ends() -> None:
         penalty = 2.0 * math.log(len(logs)) * max(noise(logs), 1e-9) ** 2
         found = ruptures.Pelt(model="l2", min_size=1, jump=1).fit(logs.reshape(-1, 1))
         assert pelt_ends(logs, penalty) == [int(e) for e in found.predict(pen=penalty)], values
+
+
+def test_a_one_commit_level_between_two_exact_steps_is_its_own() -> None:
+    # xxHash v0.8.0 -> v0.8.1 (+7.1% instructions) merged, then a commit that doubles the work:
+    # the steps made half the successive differences, so they were taken for noise and the
+    # merge's 7.1% folded into the doubling (2.143)
+    counts = [1_604_503_741, 1_604_503_741, 1_719_063_741, 3_437_983_741, 3_437_983_741]
+    found = change_points(counts)
+    assert [point.index for point in found] == [2, 3]
+    assert found[0].ratio == pytest.approx(1.0714, abs=1e-4)
+    assert found[1].ratio == pytest.approx(2.0, abs=1e-3)

@@ -4,7 +4,10 @@ loop's CPU time and run-queue wait read right around it."""
 
 from __future__ import annotations
 
+import builtins
+import importlib
 import os
+from typing import Any
 
 import pytest
 
@@ -43,3 +46,24 @@ def test_a_timed_loop_is_read_with_its_cpu_time_and_wait_around_it() -> None:
     assert wall_ns == 1_000_000
     assert cpu_ns is None or cpu_ns > 0
     assert queued_ns is None or queued_ns >= 0
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/schedstat"), reason="no schedstat")
+def test_its_import_reads_no_run_queue_figures(monkeypatch: pytest.MonkeyPatch) -> None:
+    """schedstat's length follows how long the process has run: read at a fork server's
+    import, it left the heap its children inherit in one of two states, 1.6% apart in a
+    PyWavelets benchmark (bench/results/asv_aa_2026-11-30.md)."""
+    from perflab.worker import statement_cpu
+
+    opened: list[str] = []
+    real_open = builtins.open
+
+    def spied(path: Any, *args: Any, **kwargs: Any) -> Any:
+        opened.append(str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", spied)
+    importlib.reload(statement_cpu)
+    assert not [path for path in opened if "schedstat" in path]
+    monkeypatch.undo()
+    assert isinstance(statement_cpu.read_run_queue_ns(), int)  # found all the same

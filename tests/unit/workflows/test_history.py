@@ -25,6 +25,7 @@ from perflab.workflows import (
     history_with,
     suite_history,
 )
+from perflab.workflows.shared import Measure
 from tests.support.fake_git import FakeRepository
 from tests.support.scripted_runs import ScriptedRuns
 
@@ -181,3 +182,75 @@ def test_each_change_points_direct_comparison_is_told_before_it_is_measured() ->
     )
     history_with(f"{commits[0]}..HEAD", benchmark=benchmark, services=services, metric="time")
     assert told == [(commits[1], commits[2])]
+
+
+def _loaded(runs: ScriptedRuns, loads: dict[int, float]) -> Measure:
+    """`runs`, each run's figures times the machine's load then (its number -> the factor)."""
+
+    def measure(experiment: Experiment, benchmarked: object) -> RunResult:
+        result = runs(experiment, benchmarked)
+        load = loads.get(result.run_id, 1.0)
+        comparisons = tuple(
+            dataclasses.replace(
+                c, baseline_value=c.baseline_value * load, variant_value=c.variant_value * load
+            )  # fmt: skip
+            for c in result.comparisons
+        )
+        return dataclasses.replace(result, comparisons=comparisons)
+
+    return measure
+
+
+def test_a_step_of_load_between_two_parts_is_levelled_through_their_shared_commit() -> None:
+    repo = FakeRepository()
+    commits = repo.line(*(f"c{i}" for i in range(40)))
+    figures = {c: 100.0 * (1.03 if i >= 10 else 1.0) for i, c in enumerate(commits)}
+    runs = ScriptedRuns(figures)
+    runner = FakeRunner().on_run(r"^git ", repo)
+    benchmark = Benchmarked(stmt="f()", store_path=None, runner=runner,
+                            measure=_loaded(runs, {2: 1.08}))  # fmt: skip
+    result = history(f"{commits[0]}..{commits[-1]}", benchmark=benchmark, metric="time",
+                     repository=repo.path)  # fmt: skip
+    # the second part (32 commits a run) measures the first part's last commit again, first
+    assert [v.git for v in runs.experiments[1].variants][:2] == [commits[31], commits[32]]
+    assert [p.value for p in result.points][31:33] == [103.0, pytest.approx(103.0 * 1.08)]
+    # its 8% is the machine's: levelled away; the real 3% step stays, and is confirmed
+    (change,) = result.changes
+    assert change.after.commit == commits[10] and change.confirmed
+    (scale,) = result.run_scales
+    assert (scale.run_id, scale.against_run, scale.shared_commit) == (2, 1, commits[31])
+    assert scale.scale == pytest.approx(1 / 1.08)
+    assert result.points[32].series_value == pytest.approx(103.0)
+    assert any("largest scale -7.4%, run 2" in note for note in result.notes)
+    document = result.to_json()
+    assert document["run_scales"][0]["shared_commit"] == commits[31]
+    assert document["points"][32]["levelled_value"] == pytest.approx(103.0)
+
+
+def test_a_suites_benchmarks_are_each_levelled_by_their_own_figures() -> None:
+    repo = FakeRepository()
+    commits = repo.line(*(f"c{i}" for i in range(40)))
+    listing = "".join(
+        json.dumps({"nodeid": f"test_x.py::{name}", "path": "test_x.py", "rootdir": "."}) + "\n"
+        for name in ("test_sort", "test_scan")
+    )
+
+    def collect(spec: LaunchSpec, stdin: str | None) -> Completed:
+        assert spec.env is not None
+        Path(spec.env[LIST_ENV]).write_text(listing)
+        return Completed(spec.argv, 0, "", "", 1)
+
+    runner = FakeRunner().on_run(r"^git ", repo).on_run(r"-m pytest --collect-only", collect)
+    sort = {c: 200.0 * (1.03 if i >= 10 else 1.0) for i, c in enumerate(commits)}
+    runs = ScriptedRuns(dict.fromkeys(commits, 50.0), by_benchmark={"test_x.py::test_sort": sort})
+    benchmark = Benchmarked(suite=Suite(pytest="tests/"), store_path=None, runner=runner,
+                            measure=_loaded(runs, {2: 1.08}))  # fmt: skip
+    found = suite_history(f"{commits[0]}..{commits[-1]}", benchmark=benchmark, metric="time",
+                          repository=repo.path)  # fmt: skip
+    by_name = {s.benchmark: s for s in found.series}
+    (change,) = by_name["test_x.py::test_sort"].changes
+    assert change.after.commit == commits[10]
+    assert not by_name["test_x.py::test_scan"].changes  # its 8% at commit 32 levelled away
+    for series in found.series:
+        (scale,) = series.run_scales
+        assert scale.shared_commit == commits[31] and scale.scale == pytest.approx(1 / 1.08)

@@ -257,6 +257,75 @@ def compile_natively(
     return NativeRuns(time.monotonic() - started, by_variant)
 
 
+# the cache of torch.compile's kernels: the one a second fill, for the ISA valgrind shows, fills
+_INDUCTOR_CACHE = "TORCHINDUCTOR_CACHE_DIR"
+
+
+@dataclass(frozen=True, kw_only=True)
+class NativeFill:
+    """What running the variants' statements natively before valgrind did (`fill_natively`):
+    the first runs, those that ran before it included; the JIT caches each variant filled
+    (`compiled`, by variant; empty: nothing compiled); the variants run again for the ISA
+    valgrind shows, and how long that took; and where valgrind's processes may still compile."""
+
+    runs: NativeRuns
+    compiled: Mapping[str, tuple[str, ...]]
+    refilled: tuple[str, ...] = ()
+    refill_s: float = 0.0
+    may_compile_again: tuple[str, ...] = ()
+
+
+def fill_natively(
+    benchmark: Benchmark,
+    context: LensContext,
+    caches: IsolatedCaches,
+    cpu_flags: frozenset[str],
+    *,
+    isa_apart: bool,
+    ran_before: NativeRuns | None = None,
+) -> NativeFill | None:
+    """Each variant of `context` whose JIT caches are empty runs its statement once natively
+    (`compile_natively`): compiling under valgrind would take minutes of the budget. Those in
+    `ran_before` ran so already, in their caches (the probe's baseline, `NativeRunsAhead`'s):
+    only the rest run now, and the record counts both. Where a lens runs every variant under
+    valgrind in caches of its own (`isa_apart`: `IsolatedCaches.for_valgrind`), a variant that
+    compiled inductor code runs once more for the ISA valgrind shows. None where no variant
+    ran natively."""
+    before = ran_before or NativeRuns(0.0, {})
+    variants = context.experiment.variants
+    # a cache filled before this run's native runs: the variant's own, or a shared one
+    cold = [v for v in variants if v.name not in before.by_variant and not caches.filled(v)]
+    now = compile_natively(benchmark, cold, context) if cold else NativeRuns(0.0, {})
+    runs = NativeRuns(before.took_s + now.took_s, {**before.by_variant, **now.by_variant})
+    ran = [v for v in variants if v.name in runs.by_variant]
+    if not ran:
+        return None
+    compiled = {v.name: names for v in ran if (names := caches.filled(v))}
+    again = [
+        for_isa
+        for v in ran
+        if isa_apart
+        and v.name in compiled
+        and (for_isa := caches.valgrind_fill(v, compiled[v.name], cpu_flags)) is not None
+    ]
+    # only the fill runs with the ISA valgrind shows: the variant measured keeps its environment
+    refill_s = compile_natively(benchmark, again, context).took_s if again else 0.0
+    refilled = {v.name for v in again if _INDUCTOR_CACHE in caches.filled(v)}
+    doubtful = tuple(
+        v.name
+        for v in ran
+        if v.name in compiled
+        and may_compile_under_valgrind(v, compiled[v.name], cpu_flags, refilled=v.name in refilled)
+    )
+    return NativeFill(
+        runs=runs,
+        compiled=compiled,
+        refilled=tuple(sorted(refilled)),
+        refill_s=refill_s,
+        may_compile_again=doubtful,
+    )
+
+
 def run_natively(
     runner: ProcessRunner,
     benchmark: Benchmark,

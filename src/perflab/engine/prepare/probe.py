@@ -187,6 +187,7 @@ def _probe_statement(probing: _Probing) -> CostProbe:
         forked = clock()
         with server.worker() as worker:
             fork_s = clock() - forked
+            setup_device_runtimes = worker.info.device_runtimes
             reply = worker.call(
                 {"op": "calibrate", "target_ns": int(settings.sample_target_ms * 1e6)}
             )
@@ -207,6 +208,7 @@ def _probe_statement(probing: _Probing) -> CostProbe:
         sample_s=sample_s,
         probe_s=clock() - started,
         device_runtimes=server.device_runtimes,
+        setup_device_runtimes=setup_device_runtimes,
     )
 
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -298,7 +297,7 @@ class CountersLens:
     def _measure_statement(
         self, benchmark: Benchmark, context: LensContext, events: Sequence[str], perf: str
     ) -> None:
-        session = LensSession(benchmark, context, time.monotonic_ns, lens="counters")
+        session = LensSession(benchmark, context, lens="counters")
         sampler = InterleavedSampler(session, COUNTERS)
         loops: list[int] | None = None  # per variant, calibrated in the first generation
 
@@ -473,9 +472,7 @@ class CountersLens:
         self, benchmark: Benchmark, context: LensContext, events: Sequence[str], perf: str
     ) -> None:
         settings = context.experiment.settings
-        sampler = InterleavedSampler(
-            LensSession(benchmark, context, time.monotonic_ns, lens="counters"), COUNTERS
-        )
+        sampler = InterleavedSampler(LensSession(benchmark, context, lens="counters"), COUNTERS)
 
         def enough(blocks: int) -> bool:
             return blocks >= settings.min_command_blocks and (

@@ -8,6 +8,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
+from perflab.lenses.instructions import RESIDUE
 from perflab.lenses.instructions.details import InstructionsDetails
 from perflab.records.accounting import (
     Accounting,
@@ -19,7 +20,6 @@ from perflab.records.accounting import (
 from perflab.records.model import Comparison
 
 SAME_COUNT = 1e-3  # counts this close are the same code's (same_code.py)
-RESIDUE = 2.0  # instructions per iteration below which a function's change is the handshake's
 UNIT = "instructions"
 
 

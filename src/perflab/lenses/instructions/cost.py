@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import math
 
-from perflab.budget.costs import CostProbe, LensCost, analysis_s
+from perflab.budget.costs import VALGRIND_SETUP_SLOWDOWN, CostProbe, LensCost, analysis_s
 from perflab.lenses.instructions.metric import INSTRUCTIONS
 from perflab.lenses.shared_options import cache_sim_of
 from perflab.records.kinds import BenchmarkKind
 from perflab.records.settings import Settings
 
-# callgrind: valgrind's own start-up, its slowdown of the interpreter's start-up with
-# instrumentation off, and the counted part of one process (warm-up, calibration, two repeats
-# of a statement and an empty loop of ~20 M instructions each, the dumps read) where the worker
-# switches instrumentation around each loop (the memory lens: cache simulation). The seconds
-# are the reference machine's (budget/machine_speed.py), scaled by this machine's measured
-# valgrind factor, since the plan is made before any callgrind process runs; the slowdown
-# multiplies the start-up the probe timed here
+# callgrind: valgrind's own start-up, and the counted part of one process (warm-up,
+# calibration, two repeats of a statement and an empty loop of ~20 M instructions each, the
+# dumps read) where the worker switches instrumentation around each loop (the memory lens: cache
+# simulation). The seconds are the reference machine's (budget/machine_speed.py), scaled by this
+# machine's measured valgrind factor, since the plan is made before any callgrind process runs;
+# the interpreter's start-up the probe timed here is multiplied by VALGRIND_SETUP_SLOWDOWN
+# (budget/costs.py, which every valgrind lens's cost and the run's notes share)
 VALGRIND_START_S = 1.0
-VALGRIND_STARTUP_SLOWDOWN = 8.0
 CALLGRIND_COUNTED_S = 3.0
 # the same where the worker switches instrumentation on once and toggles collection around each
 # loop (statements without cache simulation: no translations thrown away per loop)
@@ -27,6 +26,9 @@ CALLGRIND_TOGGLED_COUNTED_S = 1.5
 # short command's run is mostly process start-up (and, on a loaded machine, waiting for a CPU),
 # which the probe's wall time inflates: the low end
 CALLGRIND_COMMAND_SLOWDOWN = 20.0
+# fork servers a variant's processes are split among, at least (measure/callgrind/workers.py's
+# MIN_SERVERS: the measure layer reads no lens, and the plan is below it)
+FORK_SERVERS = 2
 # after measuring: parsing callgrind's per-function and per-address costs
 INSTRUCTIONS_ANALYSIS_S = 1.0
 
@@ -36,10 +38,10 @@ def instructions_cost(
 ) -> LensCost:
     """Statements: `processes` worker processes per variant (lenses/instructions) on the CPUs
     the probe found free of other perflab runs: fresh processes all at once where they fit on
-    them, else a fork server per variant (as many variants at a time as CPUs) importing the
-    set-up once under callgrind, whose children each run the set-up and count one after
-    another. `toggled`: the workers toggle collection rather than switch instrumentation around
-    each loop (None: unless the cache is simulated)."""
+    them, else fork servers per variant (two at least, one at a time; as many variants at a
+    time as CPUs) each importing the set-up once under callgrind, whose children each run the
+    set-up and count one after another. `toggled`: the workers toggle collection rather than
+    switch instrumentation around each loop (None: unless the cache is simulated)."""
     if toggled is None:
         toggled = not cache_sim_of(settings)
     n = probe.variants
@@ -52,7 +54,7 @@ def instructions_cost(
     else:
         # the interpreter's start-up was timed here and now (startup_s); valgrind's start-up
         # and the counted part are the reference machine's, scaled
-        start_s = VALGRIND_START_S * valgrind + VALGRIND_STARTUP_SLOWDOWN * probe.startup_s
+        start_s = VALGRIND_START_S * valgrind + VALGRIND_SETUP_SLOWDOWN * probe.startup_s
         counted_s = (CALLGRIND_TOGGLED_COUNTED_S if toggled else CALLGRIND_COUNTED_S) * valgrind
         cpus = max(1, probe.counting_cpus)
         if n * processes <= cpus:
@@ -60,15 +62,18 @@ def instructions_cost(
             needs = f"{processes} callgrind process{'es' if processes > 1 else ''} per variant"
             needs += f", all at once (~{minimum_s:.0f} s)"
         else:
-            # the server imports the set-up's modules once; each child runs the set-up itself
-            # under valgrind (a JIT's tracing and loading, a large array built), the first
-            # child's priced in start_s
-            setup_s = VALGRIND_STARTUP_SLOWDOWN * probe.fork_s
-            per_variant = start_s + processes * counted_s + (processes - 1) * setup_s
+            # each server imports the set-up's modules once; each child runs the set-up
+            # itself under valgrind (a JIT's tracing and loading, a large array built), a
+            # server's first child's priced in start_s
+            servers = min(FORK_SERVERS, processes)
+            setup_s = VALGRIND_SETUP_SLOWDOWN * probe.fork_s
+            per_variant = (
+                servers * start_s + processes * counted_s + (processes - servers) * setup_s
+            )
             minimum_s = math.ceil(n / cpus) * per_variant
             needs = (
-                f"a callgrind fork server per variant, {processes} children counted in turn "
-                f"(~{per_variant:.0f} s per variant, {cpus} at once)"
+                f"{servers} callgrind fork servers per variant in turn, {processes} children "
+                f"counted (~{per_variant:.0f} s per variant, {cpus} at once)"
             )
     return LensCost(
         INSTRUCTIONS,

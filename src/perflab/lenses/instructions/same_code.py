@@ -7,6 +7,7 @@ import math
 import statistics
 from collections.abc import Sequence
 
+from perflab.lenses.instructions import RESIDUE
 from perflab.lenses.instructions.details import InstructionsDetails
 from perflab.lenses.instructions.explain import FunctionDelta
 from perflab.lenses.instructions.metric import INSTRUCTIONS
@@ -22,9 +23,8 @@ from perflab.records.model import Comparison
 # FUNCTION_TOLERANCE of the total (pymalloc's state moves a few instructions per iteration).
 COUNT_TOLERANCE = 1e-3
 FUNCTION_TOLERANCE = 5e-4
-# functions below this many instructions per iteration (or this fraction of the total) are that
+# functions below RESIDUE instructions per iteration (or this fraction of the total) are that
 # residue (drop_gil, _Py_read ... of the handshake), not code the benchmark executed
-RESIDUE_PER_ITERATION = 2.0
 RESIDUE_FRACTION = 1e-5
 
 
@@ -58,7 +58,7 @@ def instructions_finding(details: InstructionsDetails) -> Finding:
     if between > COUNT_TOLERANCE:
         return Finding(INSTRUCTIONS, Seen.DIFFERENT, reason=f"counts differ by {between:.1e}")
     total = statistics.median(base)
-    floor = max(RESIDUE_PER_ITERATION, RESIDUE_FRACTION * total)
+    floor = max(RESIDUE, RESIDUE_FRACTION * total)
     executed = 0
     for delta in details.functions:
         if (why := _different_function(delta, floor, total)) is not None:

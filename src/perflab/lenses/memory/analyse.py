@@ -13,7 +13,7 @@ What the numbers are (and are not):
 - Allocations are the calls to the C allocator (malloc, calloc, realloc, the aligned variants)
   that callgrind counted, per iteration; Python's small-object allocator serves small objects
   without them.
-- Peak RSS and peak allocated are the rss lens's measures (measure/peak_memory/analyse.py).
+- Peak RSS and peak allocated are the rss lens's measures (tool_output/peak_memory.py).
 """
 
 from __future__ import annotations
@@ -35,14 +35,6 @@ from perflab.measure.callgrind.artifacts import (
     unexecutable_reason,
 )
 from perflab.measure.lens import LensAnalysis
-from perflab.measure.peak_memory.analyse import (
-    MAXRSS_KB,
-    NOT_THE_MEMORY_CHANGE,
-    PEAK_ALLOC_BYTES,
-    TRACEMALLOC_BLIND,
-    RssDetails,
-    analyse_peak_memory,
-)
 from perflab.records.model import (
     Benchmark,
     BenchmarkData,
@@ -55,6 +47,14 @@ from perflab.records.settings import Settings
 from perflab.stats.comparison import SideValues, Subject, comparison_from, withhold_verdict
 from perflab.stats.summary import process_ratio_interval
 from perflab.tool_output.callgrind import CallgrindPart, FunctionCosts, combine_parts
+from perflab.tool_output.peak_memory import (
+    MAXRSS_KB,
+    NOT_THE_MEMORY_CHANGE,
+    PEAK_ALLOC_BYTES,
+    TRACEMALLOC_BLIND,
+    RssDetails,
+    analyse_peak_memory,
+)
 
 KIND_UNAVAILABLE = "memory.unavailable"  # JSON: {"valgrind": its message} per variant
 
@@ -68,6 +68,11 @@ WORK_THRESHOLD = 0.10
 WORK_FLOOR_BYTES = 4096.0
 # the reason such a comparison gives for no verdict at all: the ratio is not the loop's work
 SMALL_WORK = Withhold("below-work-floor")
+# where tracemalloc's peak is not the memory change: the footprint is peak RSS, and this lens's
+# traffic comparisons are what the loop moves
+_TRACEMALLOC_BLIND_HINT = (
+    "peak RSS is the footprint; the traffic comparisons count the bytes the loop moves"
+)
 
 ALLOCATORS = frozenset(
     {
@@ -456,7 +461,9 @@ def analyse_memory(
     if not variants:
         return LensAnalysis()
     base_name = variants[0]
-    peak = analyse_peak_memory(benchmark, variants, data, settings, metric=MEMORY)
+    peak = analyse_peak_memory(
+        benchmark, variants, data, settings, metric=MEMORY, blind_hint=_TRACEMALLOC_BLIND_HINT
+    )
     footprints = _footprints(peak.comparisons)
     traffic = {name: traffic_of(data, name) for name in variants}
     unavailable = {name: unexecutable_reason(data, name, KIND_UNAVAILABLE) for name in variants}

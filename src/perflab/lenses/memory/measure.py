@@ -31,7 +31,6 @@ from perflab.lenses.memory.metric import MEMORY
 from perflab.lenses.shared_options import analysis_cache_of, region_of
 from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
-from perflab.measure.callgrind.count_options import environment_bytes
 from perflab.measure.callgrind.native_code import native_code
 from perflab.measure.lens import (
     BenchmarkData,
@@ -39,7 +38,6 @@ from perflab.measure.lens import (
     LensContext,
 )
 from perflab.measure.peak_memory.sessions import measure_peak_memory
-from perflab.measure.worker_client import variant_environment
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import Artifact, Benchmark, Experiment, Note, Severity, Variant
@@ -53,19 +51,6 @@ from perflab.tool_drivers.valgrind import (
 # callgrind repeats per variant: the spread between them is what the threshold is judged against
 TRAFFIC_REPEATS = 2
 TRAFFIC_PROCESSES = 2  # worker processes per variant, each under its own valgrind
-_PAD_NAME = "PERFLAB_MEMORY_PAD"
-
-
-def same_size_environments(variants: Sequence[Variant]) -> tuple[Variant, ...]:
-    """The variants, each with an environment variable padding its environment to the size of
-    the largest: measured one at a time (so one that valgrind cannot run does not stop the
-    others), they still start with the same stack layout, as those counted together do."""
-    sizes = [environment_bytes(variant_environment(v)) for v in variants]
-    target = max(sizes, default=0) + len(_PAD_NAME) + 2
-    return tuple(
-        replace(v, env={**v.env, _PAD_NAME: "x" * (target - size - len(_PAD_NAME) - 2)})
-        for v, size in zip(variants, sizes, strict=True)
-    )
 
 
 class Footprint(Protocol):
@@ -137,7 +122,9 @@ class MemoryLens:
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
         self.footprint.measure(benchmark, context)
-        variants = same_size_environments(context.experiment.variants)
+        # measured one at a time (so one that valgrind cannot run does not stop the others), the
+        # variants are still padded alike: the counter pads to the experiment's largest
+        variants = context.experiment.variants
         counting = self._counting(benchmark, context, variants)
         for variant in variants:
             try:

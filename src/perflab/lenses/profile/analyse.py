@@ -14,6 +14,7 @@ from typing import Any
 from perflab.lenses.profile.flame import differential_tree
 from perflab.lenses.profile.metric import PROFILE
 from perflab.measure.lens import BenchmarkData, LensAnalysis
+from perflab.measure.perf.runs import WALL_NS  # the recorder writes the samples this reads
 from perflab.records.diagnosis import Claim, Diagnosis
 from perflab.records.document import FlameNode
 from perflab.records.model import Artifact, Benchmark, Comparison, Experiment, Note, Severity
@@ -44,7 +45,6 @@ from perflab.tool_output.symbol_names import (
 
 FOLDED = "folded"  # artifact kind: folded stacks, frames `object`symbol`, root first
 PROFILE_META = "profile-meta"  # artifact kind: JSON facts about how the profile was recorded
-WALL_NS = "wall_ns"
 # hottest symbols in each variant's JSON summary, to keep it short; the stored folded stacks hold
 # them all
 _TOP_SYMBOLS_IN_SUMMARY = 20

@@ -29,7 +29,6 @@ from perflab.budget.perf_costs import CALL_GRAPH_COMMAND_RUNS, CALL_GRAPH_REGION
 from perflab.lenses.profile.analyse import (
     FOLDED,
     PROFILE_META,
-    WALL_NS,
     analyse_profiles,
     fallback_note,
 )
@@ -37,7 +36,7 @@ from perflab.lenses.profile.metric import PROFILE
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import LensAnalysis, LensContext
 from perflab.measure.perf.recordings import Reading, Recipe, RecordedProfile
-from perflab.measure.perf.runs import call_graph_recipe, record_variants
+from perflab.measure.perf.runs import WALL_NS, call_graph_recipe, record_variants
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import (
     Artifact,

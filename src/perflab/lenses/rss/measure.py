@@ -3,8 +3,7 @@ fresh workers per generation for statements, as wait4's peak RSS per run for com
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from perflab.lenses.rss.analyse import analyse_rss
 from perflab.lenses.rss.metric import RSS
@@ -20,14 +19,11 @@ class RssLens:
 
     metric = RSS
 
-    def __init__(self, clock_ns: Callable[[], int] = time.monotonic_ns) -> None:
-        self._clock_ns = clock_ns
-
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
         return []
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
-        measure_peak_memory(benchmark, context, metric=RSS, clock_ns=self._clock_ns)
+        measure_peak_memory(benchmark, context, metric=RSS)
 
     def analyse(
         self,

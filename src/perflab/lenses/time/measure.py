@@ -10,7 +10,7 @@ alternated the same way. See docs/statistics.md for why.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from perflab.lenses.time.analyse import analyse_time
 from perflab.lenses.time.bookkeeping import TimeBookkeeping
@@ -32,15 +32,11 @@ class TimeLens:
 
     metric = TIME
 
-    def __init__(self, clock_ns: Callable[[], int] | None = None) -> None:
-        self._clock_ns = clock_ns  # None: the run's (`LensContext.clock_ns`)
-
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
         return []
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
-        clock_ns = self._clock_ns or context.clock_ns
-        book = TimeBookkeeping(LensSession(benchmark, context, clock_ns, metric=TIME))
+        book = TimeBookkeeping(LensSession(benchmark, context, metric=TIME))
         session: TimeStatementSession | TimeCommandSession
         if benchmark.kind is BenchmarkKind.STATEMENT:
             session = TimeStatementSession(book)

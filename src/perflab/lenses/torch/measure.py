@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from perflab.lenses.torch import DESCRIPTOR
 from perflab.lenses.torch.analyse import (
@@ -60,9 +59,6 @@ class TorchLens:
 
     metric = TORCH
 
-    def __init__(self, clock_ns: Callable[[], int] = time.monotonic_ns) -> None:
-        self._clock_ns = clock_ns
-
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
         for benchmark in experiment.benchmarks:
             _require_statement(benchmark)
@@ -70,7 +66,7 @@ class TorchLens:
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
         _require_statement(benchmark)
-        _Session(LensSession(benchmark, context, self._clock_ns, metric=TORCH)).run()
+        _Session(LensSession(benchmark, context, metric=TORCH)).run()
 
     def analyse(
         self,

@@ -35,7 +35,6 @@ import importlib.util
 import json
 import math
 import queue
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -46,9 +45,6 @@ from perflab.measure.callgrind.count_options import (
     MAX_PROCESSES,
     CountOptions,
     CountRun,
-    environment_bytes,
-    padded_environment,
-    padding_target,
     why_not,
 )
 from perflab.measure.callgrind.store import store_command, store_statement
@@ -60,6 +56,7 @@ from perflab.measure.callgrind.workers import (
     count_command,
     count_statements,
 )
+from perflab.measure.layout import environment_bytes, fixed_padding_target, padded_to
 from perflab.measure.lens import LensContext
 from perflab.measure.worker_client import StatementWorker, interpreter_for, variant_environment
 from perflab.records.errors import BenchmarkFailedError, VariantsFailed
@@ -138,10 +135,12 @@ class InstructionCounter:
         counting = _Counting(
             self, benchmark, context, cpus, statement=statement, compared=len(runs) > 1
         )
-        started_s = time.monotonic()
+        # the run's clock: a test's fake one spends the share without waiting for it
+        started_s = context.clock_ns() / 1e9
         counting.run(jobs)
         if statement and plan.processes < MAX_PROCESSES:
-            round_s = (time.monotonic() - started_s) / math.ceil(len(jobs) / max(1, side_by_side))
+            spent_s = context.clock_ns() / 1e9 - started_s
+            round_s = spent_s / math.ceil(len(jobs) / max(1, side_by_side))
             self._one_more_process(counting, runs, plan, side_by_side, round_s, started_s)
         if counting.failed:
             raise VariantsFailed(list(counting.failed.values()))
@@ -169,7 +168,7 @@ class InstructionCounter:
             fork = fork and processes * len(runs) > len(cpus)
         if statement:
             for run in runs:
-                # the processes are children of one fork server per variant (or fresh ones)
+                # the processes are children of two fork servers per variant, or more (or fresh)
                 run.counted_with.forked = fork
         return _CountingPlan(processes, fork=fork, requests=requests)
 
@@ -201,7 +200,7 @@ class InstructionCounter:
             (plan.processes,),
         )
         extra_s = round_s * math.ceil(len(extra) / max(1, side_by_side))
-        left_s = context.lens_budget_s - (time.monotonic() - started_s)
+        left_s = context.lens_budget_s - (context.clock_ns() / 1e9 - started_s)
         if extra_s > left_s:
             context.sink.add_note(self._no_room_note(counting, disagreeing, extra_s, left_s))
             return
@@ -249,15 +248,17 @@ class InstructionCounter:
         variants: Sequence[Variant] | None = None,
     ) -> list[CountRun]:
         """What `count` counts for each of `variants` (None: the experiment's): its environment
-        fixed for determinism (padded to the size of the largest of `variants`), and what was
-        fixed, recorded as its variant info."""
+        fixed for determinism (padded to the size of the largest of the experiment's variants,
+        so a lens that counts them one call at a time pads them alike), and what was fixed,
+        recorded as its variant info."""
         if variants is None:
             variants = context.experiment.variants
-        envs = [variant_environment(v) for v in variants]
-        target = padding_target(envs)
+        target = fixed_padding_target(
+            [variant_environment(v) for v in (*context.experiment.variants, *variants)]
+        )
         runs = []
-        for variant, env in zip(variants, envs, strict=True):
-            fixed_env = padded_environment(env, target)
+        for variant in variants:
+            fixed_env = padded_to(variant_environment(variant), target)
             fixed_env["PYTHONHASHSEED"] = "0"
             run = CountRun(benchmark, variant, context, fixed_env, metric=self.metric)
             counted_with = run.counted_with
@@ -329,7 +330,7 @@ def cpus_for_counting(options: CountOptions, measuring_cpu: int | None) -> tuple
 
 @dataclass(frozen=True)
 class _CountingPlan:
-    """How each variant is counted: its processes, forked from one server or fresh, switched
+    """How each variant is counted: its processes, forked from fork servers or fresh, switched
     with client requests or through vgdb."""
 
     processes: int  # per variant

@@ -29,7 +29,6 @@ _TARGET_INSTRUCTIONS = 20_000_000  # per measured loop: ~1 s under callgrind
 # loops of one counted loop at most, also for a statement that counts as nothing: keeps a near-empty
 # statement's run short
 _MAX_LOOPS = 10_000
-_ENV_PAD_NAME = "PERFLAB_ENV_PAD"
 # repeats of one process within this (relative) have settled: above the handshake's residue at
 # the calibrated loop count (even on a loaded machine), below a change of the allocator's level
 _SETTLED = 1e-3
@@ -68,9 +67,9 @@ class CountOptions:
     # statements: the worker switches callgrind with client requests where every variant
     # can; False, or why not: always through vgdb from the parent
     client_requests: bool | str = True
-    # statements: a variant's processes as children of one fork server (its set-up's
-    # modules imported under callgrind once) instead of fresh processes; None: when fresh
-    # ones would not all fit on the CPUs at once (each pays the import then, in turn)
+    # statements: a variant's processes as children of fork servers (two at least, each
+    # importing the set-up's modules under callgrind once) instead of fresh processes; None:
+    # when fresh ones would not all fit on the CPUs at once (each pays the import then, in turn)
     fork: bool | None = None
     # a variant whose code valgrind cannot execute (SIGILL at an AVX-512 instruction) is
     # stored as such and the others counted, so that the lenses after this one still
@@ -119,26 +118,6 @@ def refining_loops(loops: int) -> int | None:
     return refine if refine > CALIBRATION_LOOPS else None
 
 
-def environment_bytes(env: Mapping[str, str]) -> int:
-    """Bytes the environment takes on the initial stack ("KEY=VALUE\\0" per variable)."""
-    return sum(len(k.encode()) + len(v.encode()) + 2 for k, v in env.items())
-
-
-def padded_environment(env: Mapping[str, str], target_bytes: int) -> dict[str, str]:
-    """`env` plus a padding variable so that it takes exactly `target_bytes` (when it fits):
-    the environment's size shifts the stack, and with it the addresses the code sees."""
-    out = {k: v for k, v in env.items() if k != _ENV_PAD_NAME}
-    room = target_bytes - environment_bytes(out) - len(_ENV_PAD_NAME) - 2
-    if room >= 0:
-        out[_ENV_PAD_NAME] = "x" * room
-    return out
-
-
-def padding_target(envs: Sequence[Mapping[str, str]]) -> int:
-    largest = max((environment_bytes(e) for e in envs), default=0)
-    return (largest + len(_ENV_PAD_NAME) + 2 + 255) // 256 * 256
-
-
 def why_not(variant: str, reasons: Mapping[str, str]) -> str:
     """Why `variant` is not switched with client requests: its own reason, else the others'."""
     return reasons.get(variant) or "; ".join(f"{name}: {why}" for name, why in reasons.items())
@@ -162,10 +141,11 @@ class CountedWith:
     environment_bytes: int | None = None
     cache_geometry: dict[str, str] | None = None
     why_not_client_requests: str | None = None
-    forked: bool | None = None  # a statement's processes are children of one fork server
-    import_under_callgrind_s: float | None = None  # the fork server's import of the set-up
+    forked: bool | None = None  # a statement's processes are children of fork servers
+    import_under_callgrind_s: float | None = None  # a fork server's import of the set-up (the last)
     server_threads: int | None = None  # the fork server's OS threads after its imports
     server_per_process: bool | None = None  # each process had a server of its own
+    servers: int | None = None  # fork servers its processes were children of
     inline_frames: list[str] | None = None  # the objects whose inline frames were read
     loops_by_process: dict[str, int] = field(default_factory=dict)
     loops: int | None = None  # the first process's

@@ -1,5 +1,5 @@
 """The processes that count under callgrind. For a statement, its worker processes (fresh, or the
-children of one fork server per variant that imported the set-up once under callgrind), each
+children of fork servers, two per variant at least, that imported the set-up under callgrind), each
 switched by a `switching.CallgrindWorkerSession` and its dumps read in the process's own job; for a
 command, its runs under valgrind (whole, or the measured region a program reports). Nothing here
 writes to the sink: the jobs may run in threads, and `store` stores what they hand back."""
@@ -62,7 +62,7 @@ Measured = tuple[WorkerInfo, StatementPlan, dict[str, str]]
 @dataclass(frozen=True)
 class CountJob:
     """Worker processes of a variant (a statement: one fresh process, or every process as
-    children of one fork server), or all of a command's repeats (processes (0,))."""
+    children of the variant's fork servers), or all of a command's repeats (processes (0,))."""
 
     run: CountRun
     processes: tuple[int, ...]
@@ -79,9 +79,9 @@ def count_statements(
 ) -> None:
     """The worker processes of `job` under callgrind: warm-up, calibration and every repeat of
     each, each handed to `done` as soon as it is counted (may run in a thread of its own: it
-    writes nothing to the sink). Fresh processes, or (`job.fork`) children of one fork server
-    that imported the set-up's modules under callgrind once. `workers`: those alive, for a
-    stop to kill."""
+    writes nothing to the sink). Fresh processes, or (`job.fork`) children of fork servers
+    that imported the set-up's modules under callgrind (`_StatementWorkers.forked`).
+    `workers`: those alive, for a stop to kill."""
     with private_folder("callgrind") as directory:
         counting = _StatementWorkers(options, job.run, cpu, workers, directory)
         if job.fork:
@@ -137,46 +137,30 @@ class _StatementWorkers:
     def forked(
         self, processes: Sequence[int], done: Callable[[int, StatementCounts], None]
     ) -> None:
-        """Each process a child of one fork server started under callgrind (instrumentation
-        off): the set-up's modules are imported once per variant instead of once per process
-        (an expensive import is most of what counting under callgrind costs). The children
-        switch callgrind with client requests (vgdb is not used for them)."""
+        """Each process a child of a fork server started under callgrind (instrumentation
+        off): the set-up's modules are imported once per server instead of once per process
+        (an expensive import is most of what counting under callgrind costs). The processes
+        are split among at least two servers (`server_groups`), one alive at a time. The
+        children switch callgrind with client requests (vgdb is not used for them)."""
         ops = WorkerOps.from_module(WORKER_OPS)
         server = self.fork_server(ops)
         # a server whose imports left threads running (OpenBLAS's where it is not pinned to
-        # one CPU, --no-pin) has a heap their timing shaped: children of one such server agree
-        # by inheritance while another server of the same code counts at another level (whole
-        # runs 0.4% apart with two threads, 150 instructions pinned): each process then gets a
-        # server of its own, so that the processes' spread holds that difference
-        own_servers = server.threads > 1
-        self.run.counted_with.server_threads = server.threads
-        self.run.counted_with.server_per_process = own_servers
+        # one CPU, --no-pin) has a heap their timing shaped: one server per process then
+        groups = server_groups(processes, own_servers=server.threads > 1)
+        counted_with = self.run.counted_with
+        counted_with.server_threads = server.threads
+        counted_with.server_per_process = all(len(group) == 1 for group in groups)
+        counted_with.servers = (counted_with.servers or 0) + len(groups)
         # a child's dumps are read beside the next child's counting (forked ahead: unchanged)
         reading = ThreadPoolExecutor(1, thread_name_prefix="perflab-dumps")
         read: list[Future[None]] = []
         try:
-            for index, process in enumerate(processes):
-                if own_servers and index > 0:
+            for index, group in enumerate(groups):
+                if index > 0:
                     server.kill()
                     server.close()
                     server = self.fork_server(ops)
-                # fork keeps the address-space layout (no ASLR anyway) and the hash seed; the
-                # padding is 0: nothing is moved. Every child is forked at once, before the
-                # first counts, and waits its turn: a child forked after the one before it
-                # had exited would start from a server state that child's reply had changed,
-                # and count at a level of its own
-                try:
-                    ahead = len(processes) - 1 if index == 0 and not own_servers else 0
-                    child = server.worker(ops=(ops,), scope="module", ahead=ahead)
-                    # each child calibrates as a fresh process does: one that reused the
-                    # first child's loop count would count at a level of its own
-                    measured = self.measured_in(child, requests=True)
-                except BenchmarkFailedError as error:
-                    # a child's stderr is the server's: valgrind's words on why it stopped
-                    # the child (an instruction it cannot execute) are in the server's tail
-                    error.detail = error.detail or server.stderr_tail() or None
-                    raise
-                read.append(reading.submit(self.hand_over, process, measured, done))
+                read += self.children_of(server, ops, group, (reading, done))
         finally:
             server.kill()  # its teardown under valgrind would count for nothing
             server.close()  # its pipes and the thread draining them
@@ -191,8 +175,39 @@ class _StatementWorkers:
         """A child's dumps read, and its counts handed to `done`."""
         done(process, self.digested(process, measured))
 
+    def children_of(
+        self,
+        server: ForkServerClient,
+        ops: WorkerOps,
+        processes: Sequence[int],
+        handing: tuple[ThreadPoolExecutor, Callable[[int, StatementCounts], None]],
+    ) -> list[Future[None]]:
+        """`processes`, each a child of `server`, counted in turn; each one's dumps read in
+        `handing`'s thread (beside the next child's counting) and handed to its callback."""
+        reading, done = handing
+        read: list[Future[None]] = []
+        for index, process in enumerate(processes):
+            # fork keeps the address-space layout (no ASLR anyway) and the hash seed; the
+            # padding is 0: nothing is moved. Every child is forked at once, before the first
+            # counts, and waits its turn: a child forked after the one before it had exited
+            # would start from a server state that child's reply had changed, and count at a
+            # level of its own
+            try:
+                ahead = len(processes) - 1 if index == 0 else 0
+                child = server.worker(ops=(ops,), scope="module", ahead=ahead)
+                # each child calibrates as a fresh process does: one that reused the first
+                # child's loop count would count at a level of its own
+                measured = self.measured_in(child, requests=True)
+            except BenchmarkFailedError as error:
+                # a child's stderr is the server's: valgrind's words on why it stopped the
+                # child (an instruction it cannot execute) are in the server's tail
+                error.detail = error.detail or server.stderr_tail() or None
+                raise
+            read.append(reading.submit(self.hand_over, process, measured, done))
+        return read
+
     def fork_server(self, ops: WorkerOps) -> ForkServerClient:
-        """The variant's fork server under callgrind, the translations of its imports thrown
+        """One of the variant's fork servers under callgrind, the translations of its imports thrown
         away once, here, rather than by each child's first switch (worker/callgrind_ops.py:
         callgrind_discard); killed if client requests do not reach callgrind."""
         run = self.run
@@ -434,6 +449,31 @@ def resolve_program(program: str, cwd: str | None, env: Mapping[str, str]) -> st
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None
+
+
+# Fork servers per variant, at least: children of one server inherit its heap and agree with
+# each other, while another server of the same code can settle 1.6% apart in glibc's malloc
+# (PyWavelets's asv `time_idwt`, bench/results/asv_aa_2026-11-30.md). Processes of two servers
+# put that difference into the processes' spread, which widens the interval and asks for a
+# third process, instead of between the variants, where it reads as a verdict.
+MIN_SERVERS = 2
+
+
+def server_groups(processes: Sequence[int], *, own_servers: bool) -> tuple[tuple[int, ...], ...]:
+    """The processes each fork server of a variant forks, in order: one per server
+    (`own_servers`), else split in contiguous groups among MIN_SERVERS servers (fewer only
+    where there are fewer processes)."""
+    if own_servers:
+        return tuple((process,) for process in processes)
+    count = min(MIN_SERVERS, len(processes))
+    size, extra = divmod(len(processes), max(1, count))
+    groups: list[tuple[int, ...]] = []
+    start = 0
+    for index in range(count):
+        end = start + size + (1 if index < extra else 0)
+        groups.append(tuple(processes[start:end]))
+        start = end
+    return tuple(groups)
 
 
 @dataclass(frozen=True)

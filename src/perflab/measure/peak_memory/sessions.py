@@ -12,19 +12,17 @@ process), like the time lens's.
 from __future__ import annotations
 
 import dataclasses
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from perflab.measure.commands import CommandLauncher, CommandRun, command_argv
 from perflab.measure.lens import LensContext
-from perflab.measure.peak_memory.analyse import FLOOR_KB, MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession
 from perflab.measure.worker_client import StatementWorker, WorkerOps, variant_environment
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Sample
+from perflab.tool_output.peak_memory import FLOOR_KB, MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 
 MAX_LOOPS = 1000  # tracemalloc slows every allocation: keep one sample short
 WORKER_OPS = "perflab.worker.peak_memory_ops"  # the `rss_sample` op, run in the workers
@@ -46,12 +44,11 @@ def measure_peak_memory(
     context: LensContext,
     *,
     metric: Metric,
-    clock_ns: Callable[[], int] = time.monotonic_ns,
     progress_label: str = "memory",
 ) -> None:
     """Every variant's peak memory, its samples, notes and progress filed under `metric` (the
     measuring lens's); the progress line names each generation after `progress_label`."""
-    session = LensSession(benchmark, context, clock_ns, metric=metric)  # notes under `metric`
+    session = LensSession(benchmark, context, metric=metric)  # notes under `metric`
     if benchmark.kind is BenchmarkKind.STATEMENT:
         _PeakMemoryStatementSession(session, metric, progress_label).run()
     else:

@@ -13,7 +13,6 @@ recorded `region_s` or `max_command_runs` blocks ran, the runs' samples pooled.
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,9 +80,7 @@ def record_variants(
 ) -> Recorded:
     """Every variant's recording, read as each of `recipe.readings` asks; its wall-time samples
     and progress are `metric`'s (the lens that records)."""
-    sampler = InterleavedSampler(
-        LensSession(benchmark, context, time.monotonic_ns, lens=recipe.schedule), metric
-    )
+    sampler = InterleavedSampler(LensSession(benchmark, context, lens=recipe.schedule), metric)
     with private_folder("profile") as tmp:
         if benchmark.kind is BenchmarkKind.STATEMENT:
             return _StatementRecording(sampler, recipe, Path(tmp)).record()

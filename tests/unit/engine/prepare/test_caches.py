@@ -2,19 +2,23 @@
 of one name length, removed at the end; a variable a variant sets itself is its own; the
 bytecode cache shared where no variant writes bytecode; JIT caches that were filled; a second
 native fill for the ISA valgrind shows, and where a JIT may still compile under valgrind; the
-variants' native runs started beside the probe, on the CPU it gives them."""
+variants' native runs started beside the probe, on the CPU it gives them; the native fill itself
+(`fill_natively`) over scripted workers, the variants that ran before left out."""
 
 from __future__ import annotations
 
 import json
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from perflab.engine.prepare.caches import (
     CACHE_VARIABLES,
     IsolatedCaches,
+    NativeRuns,
     NativeRunsAhead,
+    fill_natively,
     for_valgrind_isa,
     may_compile_under_valgrind,
     writes_no_bytecode,
@@ -23,6 +27,8 @@ from perflab.machine.fake_processes import FakeProcess, FakeRunner
 from perflab.machine.host import cpu_flags
 from perflab.machine.proc import LaunchSpec
 from perflab.records.model import Benchmark, Variant
+from tests.support.fast_settings import FAST
+from tests.support.lens_contexts import BENCH, lens_context, loop_ns
 from tests.support.scripted_worker import ScriptedWorker
 
 # the first processor's lines of /proc/cpuinfo, captured (shortened) on an AVX-512 host and on
@@ -216,3 +222,52 @@ def test_a_stop_kills_a_run_ahead_still_in_its_set_up() -> None:
     stopping.start()
     stopping.join(timeout=30.0)
     assert not stopping.is_alive() and spawned[0].returncode == -9
+
+
+def _compiles_into_inductor(spec: LaunchSpec) -> FakeProcess:
+    """A worker whose statement compiles: variant A (COMPILES=1) writes into its inductor cache."""
+    env = spec.env or {}
+    if env.get("COMPILES") == "1":
+        folder = Path(env["TORCHINDUCTOR_CACHE_DIR"])
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"kernel-{env.get('ATEN_CPU_CAPABILITY', 'native')}.py").write_text("")
+    return ScriptedWorker(loop_ns)(spec)
+
+
+def test_cold_variants_run_natively_once_and_inductor_code_again_for_valgrinds_isa(
+    tmp_path: Path,
+) -> None:
+    runner = FakeRunner().on_spawn("statement_worker", _compiles_into_inductor)
+    with IsolatedCaches(parent=str(tmp_path)) as caches:
+        variants = (Variant("A", env={"COMPILES": "1"}), Variant("B"))
+        context, _ = lens_context(runner, FAST)
+        applied = tuple(caches.applied(v) for v in variants)
+        context = replace(context, experiment=replace(context.experiment, variants=applied))
+        fill = fill_natively(BENCH, context, caches, AVX512, isa_apart=True)
+        assert fill is not None and set(fill.runs.by_variant) == {"A", "B"}
+        assert fill.compiled == {"A": INDUCTOR}  # B compiled nothing
+        # A ran a second time, with the ISA valgrind shows, into valgrind's own cache
+        assert fill.refilled == ("A",) and fill.may_compile_again == ()
+        assert len(runner.spawned) == 3
+        # A is warm now; B, which compiles nothing, is run again each time it is asked
+        again = fill_natively(BENCH, context, caches, AVX512, isa_apart=True)
+        assert again is not None and set(again.runs.by_variant) == {"B"} and not again.compiled
+
+
+def test_variants_that_ran_before_are_not_run_again_and_count_in_the_fill(tmp_path: Path) -> None:
+    runner = FakeRunner().on_spawn("statement_worker", _compiles_into_inductor)
+    with IsolatedCaches(parent=str(tmp_path)) as caches:
+        variants = (Variant("A"), Variant("B"))
+        context, _ = lens_context(runner, FAST)
+        applied = tuple(caches.applied(v) for v in variants)
+        context = replace(context, experiment=replace(context.experiment, variants=applied))
+        # A ran in the probe, B beside it: nothing runs now, and what they took is the fill's
+        before = NativeRuns(2.0, {"A": 1.0, "B": 2.0})
+        fill = fill_natively(BENCH, context, caches, AVX512, isa_apart=True, ran_before=before)
+        assert fill is not None and fill.runs == before and not fill.compiled
+        assert runner.spawned == []
+        # only B ran before: A runs now, alone
+        only_b = NativeRuns(2.0, {"B": 2.0})
+        fill = fill_natively(BENCH, context, caches, AVX512, isa_apart=True, ran_before=only_b)
+        assert fill is not None and set(fill.runs.by_variant) == {"A", "B"}
+        assert fill.runs.took_s >= 2.0 and len(runner.spawned) == 1

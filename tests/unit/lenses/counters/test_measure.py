@@ -1,17 +1,28 @@
-"""The counters lens's probe of perf's events, and the machine facts it reads."""
+"""The counters lens's probe of perf's events, the machine facts it reads, and its measuring
+loop with perf stat played by tests/support/scripted_perf (around each worker's timed loops, or
+a command whole)."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Callable
 
 import pytest
 
-from perflab.lenses.counters.analyse import HostFacts
-from perflab.lenses.counters.measure import parse_arch_status, probe_events
+from perflab.lenses.counters.analyse import AVX512, PROBE, HostFacts
+from perflab.lenses.counters.measure import CountersLens, parse_arch_status, probe_events
+from perflab.lenses.counters.metric import COUNTERS
 from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.proc import Completed, LaunchSpec
+from perflab.measure.lens import MemorySink
 from perflab.records.errors import ToolUnavailableError
+from perflab.records.model import Benchmark, Experiment
 from perflab.tool_output.perf_stat import Availability
+from tests.support.fast_settings import FAST
+from tests.support.lens_contexts import BENCH, VARIANTS, FakeClock, lens_context, loop_ns
+from tests.support.scripted_perf import PERF, ScriptedPerf
+from tests.support.scripted_worker import ScriptedWorker
 
 VM = HostFacts(hypervisor=True, paranoid=2, root=True)
 
@@ -68,3 +79,80 @@ def test_arch_status() -> None:
     assert parse_arch_status("AVX512_elapsed_ms:\t-1") == -1
     assert parse_arch_status("AVX512_elapsed_ms:\t12\n") == 12
     assert parse_arch_status(None) is None
+
+
+# the measuring loop ---------------------------------------------------------------------------
+
+EVENTS = ("instructions", "cycles")
+SETTINGS = dataclasses.replace(
+    FAST, metrics=(COUNTERS,), min_generations=2, warmup_blocks=1
+).with_options(events=EVENTS)
+NEVER_AVX512 = "AVX512_elapsed_ms:\t-1\n"
+SETTINGS_EXPERIMENT = Experiment(benchmarks=(BENCH,), variants=VARIANTS, settings=SETTINGS)
+
+
+def _per_loop(spec: LaunchSpec, event: str) -> float | None:
+    """Variant B (FAST=1) runs 0.8 times A's instructions; cycles are not supported here."""
+    if event == "cycles":
+        return None
+    return 800.0 if (spec.env or {}).get("FAST") == "1" else 1000.0
+
+
+@pytest.fixture
+def perf_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("perflab.tool_drivers.perf.which", lambda tool: PERF)
+
+
+def _measured(benchmark: Benchmark = BENCH) -> tuple[ScriptedPerf, MemorySink, CountersLens]:
+    perf = ScriptedPerf(ScriptedWorker(loop_ns), stat_per_loop=_per_loop)
+    context, sink = lens_context(perf.runner(), SETTINGS, FakeClock())
+    context = dataclasses.replace(
+        context, experiment=dataclasses.replace(context.experiment, benchmarks=(benchmark,))
+    )
+    lens = CountersLens(blocks_per_generation=3, arch_status=lambda pid: NEVER_AVX512, facts=VM)
+    lens.measure(benchmark, context)
+    perf.control.join()
+    return perf, sink, lens
+
+
+@pytest.mark.usefixtures("perf_installed")
+def test_each_generation_counts_every_variant_under_perf_stat_around_its_timed_loops() -> None:
+    perf, sink, lens = _measured()
+    # two generations of one worker per variant, each under its own perf stat
+    assert len(perf.counted) == 2 * 2
+    # counting switched on and off around every measured block, never around a warm-up
+    assert perf.control.commands.count("enable") == 2 * 2 * 3
+    assert perf.control.commands.count("disable") == perf.control.commands.count("enable")
+    # one sample per variant and generation: the generation's total over its counted loops
+    samples = [s for s in sink.samples if s.name == "instructions"]
+    assert {(s.variant, s.generation) for s in samples} == {(v, g) for v in "AB" for g in (0, 1)}
+    assert all(s.metric is COUNTERS and s.value / s.loops in (800.0, 1000.0) for s in samples)
+    analysis = lens.analyse(BENCH, ["A", "B"], sink.data_for("b", COUNTERS), SETTINGS_EXPERIMENT)
+    (compared,) = [c for c in analysis.comparisons if c.event == "instructions"]
+    assert compared.ratio == pytest.approx(0.8)
+
+
+@pytest.mark.usefixtures("perf_installed")
+def test_an_event_perf_cannot_count_is_stored_as_such_and_never_as_a_sample() -> None:
+    _, sink, _ = _measured()
+    assert not [s for s in sink.samples if s.name == "cycles"]
+    probed = json.loads(next(a.content for a in sink.artifacts if a.kind == PROBE))
+    assert [u["event"] for u in probed["unavailable"]] == ["cycles"]
+
+
+@pytest.mark.usefixtures("perf_installed")
+def test_every_generation_keeps_its_avx512_tally_with_a_control_sample_per_worker() -> None:
+    _, sink, _ = _measured()
+    tallies = [json.loads(a.content) for a in sink.artifacts if a.kind == AVX512]
+    assert len(tallies) == 2 * 2
+    assert all(t["samples"] == 3 and t["control_samples"] == 1 for t in tallies)
+    assert all(t["with_avx512"] == 0 and t["control_with_avx512"] == 0 for t in tallies)
+
+
+@pytest.mark.usefixtures("perf_installed")
+def test_a_command_is_counted_whole_once_per_block_and_variant() -> None:
+    perf, sink, _ = _measured(Benchmark(name="c", cmd="./prog"))
+    assert perf.counted and all(spec.argv[-1] == "./prog" for spec in perf.counted)
+    samples = [s for s in sink.samples if s.name == "instructions"]
+    assert len(samples) == len(perf.counted) and all(s.loops == 1 for s in samples)
+    assert {s.variant for s in samples} == {"A", "B"}

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from perflab.lenses.instructions.account import RESIDUE, accounting, tool_rows
+from perflab.lenses.instructions import RESIDUE
+from perflab.lenses.instructions.account import accounting, tool_rows
 from perflab.records.accounting import Presence
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Comparison

@@ -19,9 +19,6 @@ from perflab.measure.callgrind.artifacts import (
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
 from perflab.measure.callgrind.count_options import (
     choose_loops,
-    environment_bytes,
-    padded_environment,
-    padding_target,
     refining_loops,
 )
 from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProgress
@@ -57,14 +54,6 @@ def test_a_second_calibration_pair_refines_many_loops_only() -> None:
     assert choose_loops(9_800 + 5_000 / 100) == 2000
     # heavy statements (few loops) are not calibrated twice
     assert refining_loops(100) is None and refining_loops(20) is None
-
-
-def test_environments_are_padded_to_the_same_size() -> None:
-    small, large = {"A": "1"}, {"A": "1", "ATEN_CPU_CAPABILITY": "avx2"}
-    target = padding_target([small, large])
-    assert target % 256 == 0
-    assert environment_bytes(padded_environment(small, target)) == target
-    assert environment_bytes(padded_environment(large, target)) == target
 
 
 def test_preflight_warns_about_avx512_where_native_code_runs_and_needs_valgrind(

@@ -19,10 +19,10 @@ from perflab.lenses.memory.analyse import (
 )
 from perflab.lenses.rss import RSS
 from perflab.measure.callgrind.artifacts import KIND_EMPTY, KIND_STATEMENT
-from perflab.measure.peak_memory.analyse import MAXRSS_KB
 from perflab.records.model import Artifact, Sample
 from perflab.records.settings import Settings
 from perflab.tool_output.callgrind_format import parse_callgrind
+from perflab.tool_output.peak_memory import MAXRSS_KB
 from tests.support.memory_runs import BENCHMARK, callgrind, data, stored
 
 
@@ -215,9 +215,9 @@ def test_twice_a_few_lines_is_shown_without_a_verdict() -> None:
 
 def test_tracemalloc_s_peak_is_not_the_memory_change_of_natively_allocated_tensors() -> None:
     from perflab.lenses.memory.analyse import tracemalloc_blind_to_traffic
-    from perflab.measure.peak_memory.analyse import PEAK_ALLOC_BYTES
     from perflab.records.kinds import Verdict
     from perflab.records.model import Comparison
+    from perflab.tool_output.peak_memory import PEAK_ALLOC_BYTES
 
     # torch tensors of 16 and 32 MB: tracemalloc saw 264 and 344 B (Python objects only)
     peak = Comparison(
@@ -243,7 +243,7 @@ def test_tracemalloc_s_peak_is_not_the_memory_change_of_natively_allocated_tenso
 def _with_peaks(
     stored_variant: tuple[list[Sample], list[Artifact]], peak_alloc_bytes: float
 ) -> tuple[list[Sample], list[Artifact]]:
-    from perflab.measure.peak_memory.analyse import PEAK_ALLOC_BYTES
+    from perflab.tool_output.peak_memory import PEAK_ALLOC_BYTES
 
     samples, artifacts = stored_variant
     peaks = [

@@ -11,27 +11,19 @@ import pytest
 
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.analyse import KIND_UNAVAILABLE
-from perflab.lenses.memory.measure import MemoryLens, same_size_environments
+from perflab.lenses.memory.measure import MemoryLens
 from perflab.machine.fake_processes import FakeRunner
 from perflab.measure.callgrind.count import CountOptions
-from perflab.measure.callgrind.count_options import environment_bytes
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.measure.peak_memory.analyse import MAXRSS_KB
-from perflab.measure.worker_client import variant_environment
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Benchmark, Experiment, Sample, Variant
 from perflab.records.settings import Settings
+from perflab.tool_output.peak_memory import MAXRSS_KB
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
 SUBJECT = "perflab.lenses.memory.measure"
 
 BENCHMARK = Benchmark("b", cmd="prog")
-
-
-def test_variants_measured_one_at_a_time_keep_environments_of_one_size() -> None:
-    variants = same_size_environments((Variant("a"), Variant("b", env={"LONG_NAME": "x" * 50})))
-    sizes = {environment_bytes(variant_environment(v)) for v in variants}
-    assert len(sizes) == 1
 
 
 class _Traffic:

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from perflab.lenses.profile.analyse import FOLDED, PROFILE_META, WALL_NS
+from perflab.lenses.profile.analyse import FOLDED, PROFILE_META
 from perflab.lenses.profile.measure import ProfileLens
+from perflab.measure.perf.runs import WALL_NS
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Severity
 from perflab.tool_drivers.perf import CallGraph, RecordOptions

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from perflab.lenses.rss import RSS
 from perflab.lenses.rss.analyse import analyse_rss
-from perflab.measure.peak_memory.analyse import MAXRSS_KB, PEAK_ALLOC_BYTES, RssDetails
 from perflab.records.kinds import Verdict
 from perflab.records.model import Benchmark, BenchmarkData, Sample
 from perflab.records.settings import Settings
+from perflab.tool_output.peak_memory import MAXRSS_KB, PEAK_ALLOC_BYTES, RssDetails
 
 BENCHMARK = Benchmark("b", stmt="x")
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -15,11 +16,12 @@ from perflab.lenses.rss.measure import RssLens
 from perflab.machine.fake_processes import FakeProcess, FakeRunner
 from perflab.machine.proc import LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.measure.peak_memory.analyse import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 from perflab.plan.specs import parse_metrics
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.tool_output.peak_memory import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 from tests.support.fast_settings import FAST
+from tests.support.lens_contexts import FakeClock
 from tests.support.scripted_worker import ScriptedWorker
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
@@ -43,7 +45,9 @@ def _rss_sample(spec: LaunchSpec, request: Mapping[str, Any]) -> Mapping[str, An
     }
 
 
-def _run(benchmark: Benchmark, runner: FakeRunner) -> tuple[MemorySink, Experiment]:
+def _run(
+    benchmark: Benchmark, runner: FakeRunner, clock_ns: Callable[[], int] = time.monotonic_ns
+) -> tuple[MemorySink, Experiment]:
     sink = MemorySink()
     experiment = Experiment(
         benchmarks=(benchmark,),
@@ -57,6 +61,7 @@ def _run(benchmark: Benchmark, runner: FakeRunner) -> tuple[MemorySink, Experime
         progress=NullProgress(),
         cpu=None,
         default_python="/usr/bin/python3",
+        clock_ns=clock_ns,
     )
     RssLens().measure(benchmark, context)
     return sink, experiment
@@ -66,6 +71,21 @@ def test_the_lens_is_registered_by_its_descriptor_alone() -> None:
     assert RSS in available_metrics() and parse_metrics("time,rss") == (Metric.TIME, RSS)
     assert isinstance(lens_for(RSS), RssLens)
     assert descriptor_for(RSS).worker.handlers == "perflab.worker.peak_memory_ops"
+
+
+def test_the_lens_spends_its_share_by_the_runs_clock() -> None:
+    # the run's fake clock, not the real one, times the samples and the share: each of its
+    # readings is 10 ms after the last, so every sample's time is a whole number of steps
+    worker = ScriptedWorker(lambda spec: 1000.0, handlers={"rss_sample": _rss_sample})
+    clock = FakeClock()
+    sink, _ = _run(
+        Benchmark("alloc", stmt="x = [0] * n"),
+        FakeRunner().on_spawn("statement_worker", worker),
+        clock,
+    )
+
+    assert clock.now_ns > 0 and sink.samples
+    assert all(0 < s.at_ns <= clock.now_ns and s.at_ns % 10_000_000 == 0 for s in sink.samples)
 
 
 def test_statements_compare_peak_rss_and_allocation_and_count_leaked_blocks() -> None:

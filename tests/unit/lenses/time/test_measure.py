@@ -25,8 +25,8 @@ def test_on_a_busy_machine_samples_are_shortened_after_the_first_generation() ->
     worker = ScriptedWorker(loop_ns, lost_share=0.3)
     runner = FakeRunner().on_spawn("statement_worker", worker)
     settings = dataclasses.replace(FAST, budget_s=0.3, min_generations=3, sample_target_ms=10.0)
-    context, sink = lens_context(runner, settings)
-    lens = TimeLens(clock_ns=FakeClock())
+    context, sink = lens_context(runner, settings, FakeClock())
+    lens = TimeLens()
     lens.measure(BENCH, context)
     loops = {(s.variant, s.generation): s.loops for s in sink.samples}
     assert loops["A", 1] == loops["A", 2] == round(loops["A", 0] / 5)  # 10 ms -> 2 ms
@@ -44,8 +44,8 @@ def test_time_lens_interleaves_fresh_workers_and_finds_the_ratio() -> None:
     worker = ScriptedWorker(loop_ns)
     runner = FakeRunner().on_spawn("statement_worker", worker)
     settings = dataclasses.replace(FAST, budget_s=0.3)
-    context, sink = lens_context(runner, settings)
-    lens = TimeLens(clock_ns=FakeClock())
+    context, sink = lens_context(runner, settings, FakeClock())
+    lens = TimeLens()
     lens.measure(BENCH, context)
 
     # fresh workers per generation, one per variant, all on the measuring CPU before they
@@ -89,8 +89,8 @@ def test_time_lens_gives_a_far_slower_variant_its_own_loop_count() -> None:
         return 1000.0 if (spec.env or {}).get("FAST") == "1" else 1000.0 * 1000
 
     runner = FakeRunner().on_spawn("statement_worker", ScriptedWorker(ns_per_loop))
-    context, sink = lens_context(runner, dataclasses.replace(FAST, budget_s=0.3))
-    lens = TimeLens(clock_ns=FakeClock())
+    context, sink = lens_context(runner, dataclasses.replace(FAST, budget_s=0.3), FakeClock())
+    lens = TimeLens()
     lens.measure(BENCH, context)
     loops = {s.variant: s.loops for s in sink.samples}
     # each sample lasts about --sample-ms in both: B runs 1000x the loops of A
@@ -102,9 +102,9 @@ def test_time_lens_gives_a_far_slower_variant_its_own_loop_count() -> None:
 def test_time_lens_reports_a_failing_setup_and_leaves_no_worker() -> None:
     worker = ScriptedWorker(loop_ns, fail_setup="Traceback ...\nNameError: f")
     runner = FakeRunner().on_spawn("statement_worker", worker)
-    context, _ = lens_context(runner, FAST)
+    context, _ = lens_context(runner, FAST, FakeClock())
     with pytest.raises(BenchmarkFailedError, match="the setup raised") as error:
-        TimeLens(clock_ns=FakeClock()).measure(BENCH, context)
+        TimeLens().measure(BENCH, context)
     assert "NameError" in (error.value.detail or "")
     assert runner.spawned and all(p.returncode is not None for p in runner.spawned)
 
@@ -117,9 +117,9 @@ def test_a_worker_that_dies_is_a_benchmark_failure() -> None:
         return process
 
     runner = FakeRunner().on_spawn("statement_worker", spawn)
-    context, _ = lens_context(runner, FAST)
+    context, _ = lens_context(runner, FAST, FakeClock())
     with pytest.raises(BenchmarkFailedError, match="exited with status 1"):
-        TimeLens(clock_ns=FakeClock()).measure(BENCH, context)
+        TimeLens().measure(BENCH, context)
 
 
 def test_the_time_lens_behind_its_share_samples_its_minimum_generations_shorter() -> None:
@@ -134,9 +134,9 @@ def test_the_time_lens_behind_its_share_samples_its_minimum_generations_shorter(
 
     runner = FakeRunner().on_spawn("statement_worker", slow_start)
     settings = dataclasses.replace(FAST, budget_s=3.0, min_generations=6, warmup_blocks=1)
-    context, sink = lens_context(runner, settings)
+    context, sink = lens_context(runner, settings, clock)
     # not pinned: each generation starts its workers when it begins (none started ahead)
-    TimeLens(clock_ns=clock).measure(BENCH, dataclasses.replace(context, cpu=None))
+    TimeLens().measure(BENCH, dataclasses.replace(context, cpu=None))
     blocks = {}
     for sample in sink.samples:
         blocks[sample.generation] = max(blocks.get(sample.generation, 0), sample.block + 1)

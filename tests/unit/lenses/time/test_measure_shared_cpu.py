@@ -37,8 +37,10 @@ def _measure_on_cpu_1() -> tuple[TimeLens, MemorySink, Benchmark, Experiment]:
         settings=dataclasses.replace(FAST, budget_s=0.3),
     )
     sink = MemorySink()
-    context = LensContext(experiment, runner, sink, NullProgress(), 1, "/usr/bin/python3")
-    lens = TimeLens(clock_ns=_Clock())
+    context = LensContext(
+        experiment, runner, sink, NullProgress(), 1, "/usr/bin/python3", clock_ns=_Clock()
+    )
+    lens = TimeLens()
     lens.measure(bench, context)
     return lens, sink, bench, experiment
 

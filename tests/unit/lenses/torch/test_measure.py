@@ -45,8 +45,8 @@ def test_torch_lens_profiles_every_variant_in_every_generation() -> None:
     worker = ScriptedWorker(loop_ns, handlers={"torch_profile": torch_profile_reply})
     runner = FakeRunner().on_spawn("statement_worker", worker)
     settings = dataclasses.replace(FAST, metrics=(Metric.TORCH,), min_generations=3)
-    context, sink = lens_context(runner, settings)
-    lens = TorchLens(clock_ns=FakeClock())
+    context, sink = lens_context(runner, settings, FakeClock())
+    lens = TorchLens()
     lens.measure(BENCH, context)
 
     assert worker.started == 2 * 3
@@ -65,9 +65,11 @@ def test_torch_lens_says_when_a_variant_has_no_torch() -> None:
 
     worker = ScriptedWorker(loop_ns, handlers={"torch_profile": no_torch})
     runner = FakeRunner().on_spawn("statement_worker", worker)
-    context, _ = lens_context(runner, dataclasses.replace(FAST, metrics=(Metric.TORCH,)))
+    context, _ = lens_context(
+        runner, dataclasses.replace(FAST, metrics=(Metric.TORCH,)), FakeClock()
+    )
     with pytest.raises(BenchmarkFailedError, match="torch cannot be imported"):
-        TorchLens(clock_ns=FakeClock()).measure(BENCH, context)
+        TorchLens().measure(BENCH, context)
 
 
 def test_unscripted_processes_fail_the_test() -> None:
@@ -89,9 +91,10 @@ def test_the_torch_lens_takes_as_many_generations_as_its_share_holds() -> None:
     settings = dataclasses.replace(FAST, metrics=(Metric.TORCH,), min_generations=5)
     for share_s, generations in ((0.0, 2), (100.0, 5)):
         worker = ScriptedWorker(loop_ns, handlers={"torch_profile": torch_profile_reply})
-        context, _ = lens_context(FakeRunner().on_spawn("statement_worker", worker), settings)
+        runner = FakeRunner().on_spawn("statement_worker", worker)
+        context, _ = lens_context(runner, settings, FakeClock())
         context = dataclasses.replace(context, budget_s=share_s)
-        TorchLens(clock_ns=FakeClock()).measure(BENCH, context)
+        TorchLens().measure(BENCH, context)
         assert worker.started == 2 * generations
 
 

@@ -8,6 +8,7 @@ from perflab.machine.fake_processes import FakeRunner
 from perflab.measure.callgrind import workers as callgrind_workers
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
 from perflab.measure.callgrind.count_options import CountedWith, CountRun
+from perflab.measure.layout import LAYOUT_PADDING_VARIABLE, environment_bytes
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
@@ -47,6 +48,21 @@ def test_the_variants_counted_are_those_asked_for_with_the_geometry_the_options_
     assert alone.variant.name == "b"
     plain = InstructionCounter().planned_runs(BENCHMARK, context)[0].counted_with
     assert "cache_geometry" not in plain.to_json()
+
+
+def test_a_variant_counted_alone_is_padded_as_if_counted_with_the_others() -> None:
+    # the memory lens counts one variant a call: its stack must start where it would have
+    # started beside the experiment's largest environment
+    experiment = Experiment(
+        (BENCHMARK,), (Variant("a"), Variant("b", env={"LONG_NAME": "x" * 300})), Settings()
+    )
+    context = LensContext(experiment, FakeRunner(), MemorySink(), NullProgress(), None, "python3")
+    together = [run.env for run in InstructionCounter().planned_runs(BENCHMARK, context)]
+    (alone,) = InstructionCounter().planned_runs(BENCHMARK, context, (experiment.variants[0],))
+    assert alone.env == together[0]
+    sizes = {environment_bytes(env) for env in (*together, alone.env)}
+    assert len(sizes) == 1 and LAYOUT_PADDING_VARIABLE in alone.env
+    assert alone.counted_with.environment_bytes == sizes.pop()
 
 
 def test_a_lens_counting_one_variant_a_call_starts_every_variant_alike() -> None:

@@ -22,12 +22,14 @@ from perflab.measure.callgrind import workers as callgrind_workers
 from perflab.measure.callgrind.count_options import CountOptions, CountRun
 from perflab.measure.callgrind.switching import StatementPlan
 from perflab.measure.callgrind.workers import (
+    MIN_SERVERS,
     CountJob,
     StatementCounts,
     count_command,
     count_statements,
     digest_statement,
     resolve_program,
+    server_groups,
 )
 from perflab.measure.worker_client import WorkerInfo
 from perflab.records.errors import BenchmarkFailedError
@@ -151,20 +153,22 @@ class _Child:
 
 class _Server:
     """A variant's fork server under callgrind (a `ForkServerClient`): no threads left by its
-    imports, client requests reach callgrind, each fork a child of its own."""
+    imports, client requests reach callgrind, each fork a child of its own (pids 101, 102 ...
+    across the servers)."""
 
     import_s = 9.0
     threads = 1
+    forked = 0
 
     def __init__(self, *args: object) -> None:
-        self.forked = 0
+        pass
 
     def call(self, ops: object, request: Mapping[str, Any]) -> dict[str, Any]:
         return {"ok": True, "requests": True}
 
     def worker(self, **kwargs: object) -> _Child:
-        self.forked += 1
-        return _Child(100 + self.forked)
+        _Server.forked += 1
+        return _Child(100 + _Server.forked)
 
     def kill(self) -> None:
         pass
@@ -197,6 +201,7 @@ def test_a_child_s_dumps_are_read_while_the_next_child_counts(
         return info.pid
 
     monkeypatch.setattr(callgrind_workers, "ForkServerClient", _Server)
+    monkeypatch.setattr(_Server, "forked", 0)
     monkeypatch.setattr(callgrind_workers, "CallgrindWorkerSession", Session)
     monkeypatch.setattr(callgrind_workers, "read_dumps", lambda directory, pid: [])
     monkeypatch.setattr(callgrind_workers, "digest_statement", digest)
@@ -207,3 +212,21 @@ def test_a_child_s_dumps_are_read_while_the_next_child_counts(
     assert read_while_counting == [True]
     # every child's counts handed over, in order, once read
     assert handed == [(0, 101), (1, 102)]  # type: ignore[comparison-overlap]
+
+
+def test_a_variant_s_two_processes_are_children_of_two_servers() -> None:
+    """Children of one server inherit its heap and agree; two servers of the same code can
+    settle apart (1.6% in PyWavelets's time_idwt), so the processes' spread must see them."""
+    assert MIN_SERVERS == 2
+    assert server_groups((0, 1), own_servers=False) == ((0,), (1,))
+
+
+def test_more_processes_are_split_in_contiguous_groups_among_two_servers() -> None:
+    assert server_groups((0, 1, 2, 3), own_servers=False) == ((0, 1), (2, 3))
+    assert server_groups((0, 1, 2), own_servers=False) == ((0, 1), (2,))
+
+
+def test_one_process_has_one_server_and_a_server_with_threads_one_per_process() -> None:
+    assert server_groups((2,), own_servers=False) == ((2,),)
+    assert server_groups((0, 1, 2), own_servers=True) == ((0,), (1,), (2,))
+    assert server_groups((), own_servers=False) == ()

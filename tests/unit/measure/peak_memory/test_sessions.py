@@ -14,12 +14,12 @@ import pytest
 from perflab.machine.fake_processes import FakeProcess, FakeRunner
 from perflab.machine.proc import LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.measure.peak_memory.analyse import FLOOR_KB, MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 from perflab.measure.peak_memory.sessions import MAX_LOOPS, measure_peak_memory, rss_sample
 from perflab.measure.worker_client import StatementWorker, WorkerLaunch
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.tool_output.peak_memory import FLOOR_KB, MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 from tests.support.fast_settings import FAST
 from tests.support.scripted_worker import ScriptedWorker
 

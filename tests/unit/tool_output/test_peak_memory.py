@@ -4,14 +4,16 @@ verdict withheld."""
 from __future__ import annotations
 
 from perflab.lenses.rss import RSS
-from perflab.measure.peak_memory.analyse import MAXRSS_KB, PEAK_ALLOC_BYTES
 from perflab.records.kinds import Verdict
 from perflab.records.model import Benchmark
+from perflab.tool_output.peak_memory import MAXRSS_KB, PEAK_ALLOC_BYTES
+
+HINT = "read the footprint elsewhere"  # the lens's words, which the analysis only passes on
 
 
 def test_tracemalloc_s_peak_is_not_the_change_when_peak_rss_moved_far_more() -> None:
-    from perflab.measure.peak_memory.analyse import tracemalloc_blind
     from perflab.records.model import Comparison
+    from perflab.tool_output.peak_memory import tracemalloc_blind
 
     def compared(event: str, before: float, after: float, verdict: Verdict) -> Comparison:
         return Comparison(
@@ -43,9 +45,9 @@ def test_tracemalloc_s_peak_is_not_the_change_when_peak_rss_moved_far_more() -> 
 
 
 def test_a_peak_allocated_that_is_not_the_change_is_shown_without_a_verdict() -> None:
-    from perflab.measure.peak_memory.analyse import analyse_peak_memory
     from perflab.records.model import BenchmarkData, Sample
     from perflab.records.settings import Settings
+    from perflab.tool_output.peak_memory import analyse_peak_memory
 
     # torch tensors of 16 and 32 MB: peak RSS moved 380 MB, tracemalloc saw 264 B and 344 B
     samples = tuple(
@@ -64,19 +66,25 @@ def test_a_peak_allocated_that_is_not_the_change_is_shown_without_a_verdict() ->
         for name, value in ((MAXRSS_KB, rss_kb), (PEAK_ALLOC_BYTES, peak))
     )
     result = analyse_peak_memory(
-        Benchmark("t", stmt="x"), ["A", "B"], BenchmarkData(samples, ()), Settings(), metric=RSS
+        Benchmark("t", stmt="x"),
+        ["A", "B"],
+        BenchmarkData(samples, ()),
+        Settings(),
+        metric=RSS,
+        blind_hint=HINT,
     )
     by_event = {c.event: c for c in result.comparisons}
     assert by_event[MAXRSS_KB].verdict is Verdict.SLOWER and by_event[MAXRSS_KB].withheld is None
     peak = by_event[PEAK_ALLOC_BYTES].to_json()
     assert (peak["verdict"], peak["interval_verdict"]) == ("inconclusive", "slower")
     assert peak["withheld_reason"] == "tracemalloc-blind" and "B" in result.blind_notes
+    assert result.blind_notes["B"].hint == HINT
 
 
 def test_a_lone_variant_gets_its_own_peak_rss_and_two_variants_do_not() -> None:
-    from perflab.measure.peak_memory.analyse import analyse_peak_memory
     from perflab.records.model import BenchmarkData, Sample
     from perflab.records.settings import Settings
+    from perflab.tool_output.peak_memory import analyse_peak_memory
 
     def samples(variant: str) -> tuple[Sample, ...]:
         return tuple(
@@ -94,7 +102,12 @@ def test_a_lone_variant_gets_its_own_peak_rss_and_two_variants_do_not() -> None:
         )
 
     alone = analyse_peak_memory(
-        Benchmark("t", stmt="x"), ["A"], BenchmarkData(samples("A"), ()), Settings(), metric=RSS
+        Benchmark("t", stmt="x"),
+        ["A"],
+        BenchmarkData(samples("A"), ()),
+        Settings(),
+        metric=RSS,
+        blind_hint=HINT,
     )
     (own,) = alone.measurements
     assert (own.variant, own.unit, own.n_groups, own.group_name) == ("A", "kB", 4, "generation")
@@ -102,5 +115,7 @@ def test_a_lone_variant_gets_its_own_peak_rss_and_two_variants_do_not() -> None:
     assert (own.min, own.median, own.max) == (19_800.0, 20_050.0, 20_400.0)
     assert alone.comparisons == ()
     both = BenchmarkData(samples("A") + samples("B"), ())
-    pair = analyse_peak_memory(Benchmark("t", stmt="x"), ["A", "B"], both, Settings(), metric=RSS)
+    pair = analyse_peak_memory(
+        Benchmark("t", stmt="x"), ["A", "B"], both, Settings(), metric=RSS, blind_hint=HINT
+    )
     assert pair.measurements == () and pair.comparisons

@@ -1,6 +1,7 @@
-"""Stored peak-memory samples (sessions.py) -> per measure, each variant against the baseline:
-the rss lens's analysis, and the memory lens's footprint. Pure; here, not in a lens, since both
-lenses read it and no lens imports another."""
+"""Stored peak-memory samples (measure/peak_memory/sessions.py) -> per measure, each variant
+against the baseline: the rss lens's analysis, and the memory lens's footprint. Pure, and it
+knows no lens: each files it under its own metric and gives its own words; here, not in a lens,
+since both lenses read it and no lens imports another."""
 
 from __future__ import annotations
 
@@ -94,9 +95,11 @@ def analyse_peak_memory(
     settings: Settings,
     *,
     metric: Metric,
+    blind_hint: str,
 ) -> PeakMemoryAnalysis:
     """From stored data only: per measure, each variant against the baseline, filed under
-    `metric`."""
+    `metric`; `blind_hint`: the lens's hint where tracemalloc's peak is not the memory change
+    (where to read the footprint instead)."""
     comparisons: list[Comparison] = []
     notes: list[Note] = []
     blind_notes: dict[str, Note] = {}
@@ -123,7 +126,9 @@ def analyse_peak_memory(
             blind = tracemalloc_blind(comparison, peak_rss.get(side.name))
             if blind is not None:
                 comparison = withhold_verdict(comparison, NOT_THE_MEMORY_CHANGE)
-                blind_notes[side.name] = _blind_note(benchmark, side.name, blind, metric)
+                blind_notes[side.name] = _blind_note(
+                    benchmark, side.name, blind, metric, blind_hint
+                )
                 notes.append(blind_notes[side.name])
             comparisons.append(comparison)
     # one variant has nothing to compare with: its own peak RSS is the answer
@@ -189,11 +194,11 @@ def tracemalloc_blind(peak_allocated: Comparison, peak_rss: Comparison | None) -
     )
 
 
-def _blind_note(benchmark: Benchmark, variant: str, blind: str, metric: Metric) -> Note:
+def _blind_note(benchmark: Benchmark, variant: str, blind: str, metric: Metric, hint: str) -> Note:
     return Note(
         Severity.INFO,
         blind,
-        hint="peak RSS is the footprint; the memory lens counts the bytes the loop moves",
+        hint=hint,
         benchmark=benchmark.name,
         variant=variant,
         metric=metric,
