@@ -168,7 +168,7 @@ class InstructionCounter:
             fork = fork and processes * len(runs) > len(cpus)
         if statement:
             for run in runs:
-                # the processes are children of two fork servers per variant, or more (or fresh)
+                # the processes are children of fork servers (budget/costs.py's fork_servers_for)
                 run.counted_with.forked = fork
         return _CountingPlan(processes, fork=fork, requests=requests)
 

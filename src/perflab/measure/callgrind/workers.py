@@ -1,8 +1,9 @@
 """The processes that count under callgrind. For a statement, its worker processes (fresh, or the
-children of fork servers, two per variant at least, that imported the set-up under callgrind), each
-switched by a `switching.CallgrindWorkerSession` and its dumps read in the process's own job; for a
-command, its runs under valgrind (whole, or the measured region a program reports). Nothing here
-writes to the sink: the jobs may run in threads, and `store` stores what they hand back."""
+children of fork servers that imported the set-up under callgrind, two per variant where one
+starts quickly), each switched by a `switching.CallgrindWorkerSession` and its dumps read in the
+process's own job; for a command, its runs under valgrind (whole, or the measured region a
+program reports). Nothing here writes to the sink: the jobs may run in threads, and `store`
+stores what they hand back."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
+from perflab.budget.costs import FORK_SERVERS, fork_servers_for
 from perflab.machine.parallel import LiveSet
 from perflab.machine.proc import Completed, LaunchSpec
 from perflab.machine.scratch import private_folder
@@ -140,13 +142,20 @@ class _StatementWorkers:
         """Each process a child of a fork server started under callgrind (instrumentation
         off): the set-up's modules are imported once per server instead of once per process
         (an expensive import is most of what counting under callgrind costs). The processes
-        are split among at least two servers (`server_groups`), one alive at a time. The
-        children switch callgrind with client requests (vgdb is not used for them)."""
+        are split among two servers where the first started quickly (`server_groups`,
+        `fork_servers_for`), one alive at a time. The children switch callgrind with client
+        requests (vgdb is not used for them)."""
         ops = WorkerOps.from_module(WORKER_OPS)
         server = self.fork_server(ops)
         # a server whose imports left threads running (OpenBLAS's where it is not pinned to
-        # one CPU, --no-pin) has a heap their timing shaped: one server per process then
-        groups = server_groups(processes, own_servers=server.threads > 1)
+        # one CPU, --no-pin) has a heap their timing shaped: one server per process then. A
+        # second server only where the first's start was cheap (budget/costs.py's rule: the
+        # cause of differing heaps found is fixed, and a second `import torch` costs ~9 s)
+        groups = server_groups(
+            processes,
+            own_servers=server.threads > 1,
+            servers=fork_servers_for(server.startup_s),
+        )
         counted_with = self.run.counted_with
         counted_with.server_threads = server.threads
         counted_with.server_per_process = all(len(group) == 1 for group in groups)
@@ -451,21 +460,18 @@ def resolve_program(program: str, cwd: str | None, env: Mapping[str, str]) -> st
     return None
 
 
-# Fork servers per variant, at least: children of one server inherit its heap and agree with
-# each other, while another server of the same code can settle 1.6% apart in glibc's malloc
-# (PyWavelets's asv `time_idwt`, bench/results/asv_aa_2026-11-30.md). Processes of two servers
-# put that difference into the processes' spread, which widens the interval and asks for a
-# third process, instead of between the variants, where it reads as a verdict.
-MIN_SERVERS = 2
-
-
-def server_groups(processes: Sequence[int], *, own_servers: bool) -> tuple[tuple[int, ...], ...]:
+def server_groups(
+    processes: Sequence[int], *, own_servers: bool, servers: int = FORK_SERVERS
+) -> tuple[tuple[int, ...], ...]:
     """The processes each fork server of a variant forks, in order: one per server
-    (`own_servers`), else split in contiguous groups among MIN_SERVERS servers (fewer only
-    where there are fewer processes)."""
+    (`own_servers`), else split in contiguous groups among `servers` servers (fewer only where
+    there are fewer processes). Children of one server inherit its heap and agree with each
+    other, while another server of the same code can settle 1.6% apart in glibc's malloc
+    (PyWavelets's asv `time_idwt`, bench/results/asv_aa_2026-11-30.md): processes of two servers
+    put such a difference into the processes' spread instead of between the variants."""
     if own_servers:
         return tuple((process,) for process in processes)
-    count = min(MIN_SERVERS, len(processes))
+    count = min(max(1, servers), len(processes))
     size, extra = divmod(len(processes), max(1, count))
     groups: list[tuple[int, ...]] = []
     start = 0

@@ -1,8 +1,8 @@
 """What the callgrind counter's processes hand back (measure/callgrind/workers.py), valgrind
 played by `FakeRunner`: a statement's dumps found by their triggers, repeat by repeat; a
 command's repeats, and what a run that failed or wrote nothing becomes; a fork server's children
-read while the next one counts. The workers' own switching is
-tests/unit/measure/callgrind/test_switching.py's."""
+read while the next one counts, from two servers where the first started quickly, else one. The
+workers' own switching is tests/unit/measure/callgrind/test_switching.py's."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from perflab.budget.costs import FORK_SERVERS, TWO_SERVERS_MAX_START_S
 from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.parallel import LiveSet
 from perflab.machine.proc import Completed, LaunchSpec
@@ -22,7 +23,6 @@ from perflab.measure.callgrind import workers as callgrind_workers
 from perflab.measure.callgrind.count_options import CountOptions, CountRun
 from perflab.measure.callgrind.switching import StatementPlan
 from perflab.measure.callgrind.workers import (
-    MIN_SERVERS,
     CountJob,
     StatementCounts,
     count_command,
@@ -156,12 +156,14 @@ class _Server:
     imports, client requests reach callgrind, each fork a child of its own (pids 101, 102 ...
     across the servers)."""
 
-    import_s = 9.0
+    import_s = 0.5
+    startup_s = 2.0  # valgrind's start and the imports under it: numpy's, say
     threads = 1
     forked = 0
+    started = 0
 
     def __init__(self, *args: object) -> None:
-        pass
+        _Server.started += 1
 
     def call(self, ops: object, request: Mapping[str, Any]) -> dict[str, Any]:
         return {"ok": True, "requests": True}
@@ -202,6 +204,7 @@ def test_a_child_s_dumps_are_read_while_the_next_child_counts(
 
     monkeypatch.setattr(callgrind_workers, "ForkServerClient", _Server)
     monkeypatch.setattr(_Server, "forked", 0)
+    monkeypatch.setattr(_Server, "started", 0)
     monkeypatch.setattr(callgrind_workers, "CallgrindWorkerSession", Session)
     monkeypatch.setattr(callgrind_workers, "read_dumps", lambda directory, pid: [])
     monkeypatch.setattr(callgrind_workers, "digest_statement", digest)
@@ -212,13 +215,44 @@ def test_a_child_s_dumps_are_read_while_the_next_child_counts(
     assert read_while_counting == [True]
     # every child's counts handed over, in order, once read
     assert handed == [(0, 101), (1, 102)]  # type: ignore[comparison-overlap]
+    assert _Server.started == 2 and job.run.counted_with.servers == 2
+
+
+class _Counted:
+    """A child's counted loops (a `CallgrindWorkerSession`), at once."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        pass
+
+    def measure(self, loops: object, repeats: int) -> StatementPlan:
+        return StatementPlan(loops=10, repeats=repeats)
+
+
+def test_a_server_that_started_slowly_under_valgrind_forks_all_the_variant_s_processes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `import torch` under valgrind: a second server would cost that start again
+    monkeypatch.setattr(callgrind_workers, "ForkServerClient", _Server)
+    monkeypatch.setattr(_Server, "startup_s", TWO_SERVERS_MAX_START_S + 4.0)
+    monkeypatch.setattr(_Server, "started", 0)
+    monkeypatch.setattr(callgrind_workers, "CallgrindWorkerSession", _Counted)
+    monkeypatch.setattr(callgrind_workers, "read_dumps", lambda directory, pid: [])
+    monkeypatch.setattr(callgrind_workers, "digest_statement", lambda *args, **kwargs: 0)
+    job = CountJob(_run(), (0, 1), fork=True, requests=True)
+    workers: LiveSet[Any] = LiveSet(lambda worker: worker.kill())
+    handed: list[int] = []
+    count_statements(NO_FRAMES, job, None, workers, lambda p, c: handed.append(p))
+    assert handed == [0, 1] and _Server.started == 1
+    assert job.run.counted_with.servers == 1 and not job.run.counted_with.server_per_process
 
 
 def test_a_variant_s_two_processes_are_children_of_two_servers() -> None:
     """Children of one server inherit its heap and agree; two servers of the same code can
     settle apart (1.6% in PyWavelets's time_idwt), so the processes' spread must see them."""
-    assert MIN_SERVERS == 2
+    assert FORK_SERVERS == 2
     assert server_groups((0, 1), own_servers=False) == ((0,), (1,))
+    # a server that starts slowly (`fork_servers_for`) forks them all
+    assert server_groups((0, 1), own_servers=False, servers=1) == ((0, 1),)
 
 
 def test_more_processes_are_split_in_contiguous_groups_among_two_servers() -> None:
