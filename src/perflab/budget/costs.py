@@ -26,9 +26,22 @@ COUNTING_CPUS = 2
 # is made before any valgrind process runs here
 VALGRIND_SETUP_SLOWDOWN_RANGE = (4, 10)
 VALGRIND_SETUP_SLOWDOWN = 8.0
+# a variant's forked callgrind processes come from two fork servers (measure/callgrind/workers.py)
+# where its first server's start under valgrind took at most TWO_SERVERS_MAX_START_S, else from
+# one: the second server guards against servers whose heaps differ (the cause found, a read at the
+# worker's import, is fixed: bench/results/asv_aa_2026-11-30.md) and costs one more start, the
+# dominant cost where imports are expensive (torch: ~9 s more a variant; numpy's start: ~2-3 s)
+FORK_SERVERS = 2
+TWO_SERVERS_MAX_START_S = 5.0
 # after measuring (analyse.run.analyse_run), per variant: a sampling lens's statistics on its
 # samples (a lens's cost model gives its own figure where it does more)
 ANALYSIS_S = 0.05
+
+
+def fork_servers_for(start_s: float) -> int:
+    """The fork servers a variant's forked processes come from, at most, where its first
+    server's start under valgrind took (or is priced at) `start_s`."""
+    return FORK_SERVERS if start_s <= TWO_SERVERS_MAX_START_S else 1
 
 
 @dataclass(frozen=True)

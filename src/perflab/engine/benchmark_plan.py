@@ -12,14 +12,14 @@ from dataclasses import dataclass, field, replace
 from perflab.budget.costs import LEARN_FROM_S, CostProbe, learned_costs, lens_costs
 from perflab.budget.machine_speed import RECENT_PROBES, MachineSpeed
 from perflab.budget.plan import BudgetPlan, plan_budget
-from perflab.engine.prepare.caches import IsolatedCaches
+from perflab.engine.prepare.caches import IsolatedCaches, NativeRunsAhead
 from perflab.engine.prepare.probe import ProbeHost, probe_benchmark
 from perflab.engine.prepare.recent_probes import Recalled, RecentProbes, benchmark_key
 from perflab.lenses.registry import cost_model, descriptor_for
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import PlanReporter, ProgressReporter
 from perflab.records.errors import ConfigError
-from perflab.records.kinds import Metric
+from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import VARIANT_FIELDS, Benchmark, Experiment, Variant
 
 # A workflow's runs in one process (bisect steps, history points, a stack's pairs) plan with
@@ -74,9 +74,11 @@ class BenchmarkPlanner:
         *,
         before_s: float = 0.0,
         waited_s: float = 0.0,
+        beside: Callable[[int | None], None] | None = None,
     ) -> BudgetPlan:
         """Probe the benchmark and split its budget between the lenses; raises BudgetError when
-        a minimum does not fit and the settings ask for --strict-budget."""
+        a minimum does not fit and the settings ask for --strict-budget. `beside`: work the
+        probe starts on the CPU beside it (`probe_benchmark`)."""
         settings = experiment.settings
         valgrind = any(descriptor_for(m).planning.runs_valgrind for m in settings.metrics)
         carried = self.speed
@@ -88,6 +90,7 @@ class BenchmarkPlanner:
             ProbeHost(self.runner, self.default_python, self.cpu),
             valgrind=valgrind,
             speed=carried,
+            beside=beside,
         )
         key = benchmark_key(benchmark, experiment) if self.recent is not None else ""
         recalled = Recalled()
@@ -156,21 +159,31 @@ def plans_before_run(
     started_at_s: float | None,
     waited_s: float,
     clock: Callable[[], float] = time.monotonic,
+    ahead: NativeRunsAhead | None = None,
 ) -> dict[str, BudgetPlan]:
     """The plan of every benchmark whose variants need no preparation, before the run is
     stored: a budget too small refuses here. The first benchmark's budget holds perflab's own
     start-up, when known (`started_at_s`, read on the run's `clock`); the wait for a CPU other
-    perflab runs held is theirs, not charged."""
+    perflab runs held is theirs, not charged. `ahead`: the first benchmark's other variants
+    (those needing no preparation), a statement's, run natively beside its probe
+    (`NativeRunsAhead`); only the first's, so that they are done before anything is measured
+    (a later benchmark's would run beside the earlier ones' measurements)."""
     plans: dict[str, BudgetPlan] = {}
     for index, benchmark in enumerate(experiment.benchmarks):
         if needs_preparation(experiment.baseline.at(benchmark.params)):
             continue
         first = index == 0
+        at_point = _at_point(experiment, benchmark, caches)
+        others = [v for v in at_point.variants[1:] if not needs_preparation(v)]
+        statement = first and benchmark.kind is BenchmarkKind.STATEMENT
         plans[benchmark.name] = planner.plan(
             benchmark,
-            _at_point(experiment, benchmark, caches),
+            at_point,
             before_s=_since(started_at_s, clock) - waited_s if first else 0.0,
             waited_s=waited_s if first else 0.0,
+            beside=ahead.beside_probe(benchmark, others)
+            if ahead and others and statement
+            else None,
         )
     return plans
 

@@ -46,6 +46,14 @@ class OrchestratorOffCpu:
         os.sched_setaffinity(0, self.saved)
 
 
+def kept_off_cpu(experiment: Experiment, cpu: int | None) -> int | None:
+    """The CPU perflab keeps itself off while it measures (`OrchestratorOffCpu`): the measuring
+    one where a lens needs it quiet; none where every lens counts what no load changes
+    (instructions, simulated caches), so that perflab's own work (reading callgrind's dumps)
+    runs on whichever CPU is free rather than beside the counting on the others only."""
+    return cpu if needs_quiet_cpu(experiment) else None
+
+
 def needs_quiet_cpu(experiment: Experiment) -> bool:
     """Whether a lens of the run measures something a busy measuring CPU changes (wall time,
     hardware counters); instruction counts, simulated caches and disassembly do not."""

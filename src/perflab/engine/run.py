@@ -12,12 +12,13 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from perflab.analyse.run import analyse_run
-from perflab.budget.costs import LensCost
+from perflab.budget.costs import CostProbe, LensCost
 from perflab.budget.plan import BudgetPlan
 from perflab.engine.benchmark_plan import BenchmarkPlanner, plans_before_run, show_plan
 from perflab.engine.cpu import (
     OrchestratorOffCpu,
     claim_measurement_cpu,
+    kept_off_cpu,
     needs_quiet_cpu,
     note_cpu_claim,
     note_joiners,
@@ -32,7 +33,12 @@ from perflab.engine.failures import (
 )
 from perflab.engine.ledger import BudgetLedger, run_order
 from perflab.engine.prepare import output_check
-from perflab.engine.prepare.caches import IsolatedCaches, fill_natively
+from perflab.engine.prepare.caches import (
+    IsolatedCaches,
+    NativeRuns,
+    NativeRunsAhead,
+    fill_natively,
+)
 from perflab.engine.prepare.git_prepare import VariantPreparer, measures_working_tree
 from perflab.engine.prepare.recent_probes import RecentProbes
 from perflab.engine.run_notes import (
@@ -141,6 +147,8 @@ def _run_experiment(
         failures = RunFailures(run.writer)
         for benchmark in experiment.benchmarks:
             _run_benchmark(run, benchmark, failures)
+            if run.ahead is not None:  # served the first benchmark, or it failed before them
+                run.ahead.stop()
     writer = run.writer
     note_joiners(writer, claim, needs_quiet_cpu(experiment))
     status = RunStatus.INCOMPLETE if failures.errors else RunStatus.COMPLETE
@@ -162,16 +170,11 @@ def _open_run(
     lenses = tuple(lens_for(metric) for metric in experiment.settings.metrics)
     preflight_notes = [n for lens in lenses for n in lens.preflight(experiment, runner)]
     planner = _planner(services, cpu)
-    waited_s = 0.0 if claim is None else claim.waited_s
-    # the probes run in the caches the measurements will use (removed when the run ends)
-    caches = stack.enter_context(IsolatedCaches(enabled=not experiment.settings.share_caches))
-    plans = plans_before_run(
-        experiment, planner, caches, services.started_at_s, waited_s, services.clock
-    )
+    caches, ahead, plans = _planned(stack, experiment, lenses, claim, services, planner)
     machine = machine_facts(runner, cpu=cpu)
     writer = store.begin_run(experiment, machine, __version__)
     preparer = _preparer(stack, experiment, services)
-    stack.enter_context(OrchestratorOffCpu(cpu))
+    stack.enter_context(OrchestratorOffCpu(kept_off_cpu(experiment, cpu)))
     # first to exit: what the run started is stopped before its caches are removed
     stack.enter_context(_incomplete_on_error(writer))
     _note_run_setup(writer, experiment, preflight_notes, claim, caches)
@@ -195,9 +198,50 @@ def _open_run(
         caches=caches,
         planner=planner,
         plans=plans,
+        ahead=ahead,
         cpu_flags=frozenset(machine.cpu_flags or ()),
         clock=services.clock,
     )
+
+
+def _planned(
+    stack: contextlib.ExitStack,
+    experiment: Experiment,
+    lenses: tuple[Lens, ...],
+    claim: cpu_lock.CpuClaim | None,
+    services: RunServices,
+    planner: BenchmarkPlanner,
+) -> tuple[IsolatedCaches, NativeRunsAhead | None, dict[str, BudgetPlan]]:
+    """The run's caches, the native runs started beside the probes, and the plans made before
+    the run is stored."""
+    waited_s = 0.0 if claim is None else claim.waited_s
+    # the probes run in the caches the measurements will use (removed when the run ends)
+    caches = stack.enter_context(IsolatedCaches(enabled=not experiment.settings.share_caches))
+    ahead = _native_runs_ahead(stack, experiment, lenses, caches, planner)
+    plans = plans_before_run(
+        experiment, planner, caches, services.started_at_s, waited_s, services.clock, ahead
+    )
+    return caches, ahead, plans
+
+
+def _native_runs_ahead(
+    stack: contextlib.ExitStack,
+    experiment: Experiment,
+    lenses: tuple[Lens, ...],
+    caches: IsolatedCaches,
+    planner: BenchmarkPlanner,
+) -> NativeRunsAhead | None:
+    """Where the statements run natively before valgrind (`_compile_natively_first`), the
+    runs that start beside each probe; stopped when the run ends, before its caches go."""
+    if not caches.enabled:
+        return None
+    if not any(descriptor_for(lens.metric).planning.runs_valgrind for lens in lenses):
+        return None
+    ahead = NativeRunsAhead(
+        planner.runner, planner.default_python, experiment.settings.sample_timeout_s
+    )
+    stack.callback(ahead.stop)
+    return ahead
 
 
 def _planner(services: RunServices, cpu: int | None) -> BenchmarkPlanner:
@@ -253,6 +297,8 @@ class _Run:
     caches: IsolatedCaches
     planner: BenchmarkPlanner
     plans: dict[str, BudgetPlan]  # planned before the run; the others once prepared
+    # the variants' native runs started beside the probes (None: no lens runs valgrind)
+    ahead: NativeRunsAhead | None = None
     # the machine's CPU features, as the run stores them: valgrind hides some (caches.py)
     cpu_flags: frozenset[str] = frozenset()
     clock: Callable[[], float] = time.monotonic  # seconds: what budgets are spent by
@@ -378,16 +424,25 @@ def _as_lens_runs(run: _Run, lens: Lens, context: LensContext) -> LensContext:
 def _compile_natively_first(
     run: _Run, benchmark: Benchmark, context: LensContext, plan: BudgetPlan
 ) -> None:
-    """Where a lens runs the code under valgrind, each variant whose JIT caches are empty runs
-    its statement once natively first (caches.fill_natively). Said when that filled a cache; a
-    statement that compiles nothing costs one native set-up per variant."""
+    """Where a lens runs the code under valgrind, each variant runs its statement once natively
+    first (caches.fill_natively): compiling under valgrind would take minutes of the budget.
+    The probe ran the baseline so, in its caches, and the others may have run beside it
+    (`NativeRunsAhead`): only the rest run now. Said when that filled a cache; a statement
+    that compiles nothing costs one native set-up per variant."""
     if benchmark.kind is not BenchmarkKind.STATEMENT or not run.caches.enabled:
         return
     plannings = [descriptor_for(lens.metric).planning for lens in run.lenses]
     if not any(planning.runs_valgrind for planning in plannings):
         return
     isa_apart = any(planning.all_under_valgrind for planning in plannings)
-    fill = fill_natively(benchmark, context, run.caches, run.cpu_flags, isa_apart=isa_apart)
+    ahead_s = run.ahead.taken(benchmark.name) if run.ahead is not None else {}
+    probe_s = plan.probe.startup_s + plan.probe.sample_s
+    probed_s = {name: probe_s for name in probed_natively(context.experiment, plan.probe)}
+    # the probe's run is the baseline's fill: it ran anyway, so it adds nothing to the fill's time
+    before = NativeRuns(sum(ahead_s.values()), {**probed_s, **ahead_s})
+    fill = fill_natively(
+        benchmark, context, run.caches, run.cpu_flags, isa_apart=isa_apart, ran_before=before
+    )
     if fill is None:
         return
     _warn_unprobed(run, benchmark, context, plan, fill.runs.by_variant)
@@ -402,6 +457,15 @@ def _compile_natively_first(
                 may_compile_again=fill.may_compile_again,
             )
         )
+
+
+def probed_natively(experiment: Experiment, probe: CostProbe) -> set[str]:
+    """The variant whose statement the benchmark's probe ran natively in its caches, as
+    `compile_natively` would (a fork server's child ran its set-up, then its statement): the
+    baseline, where its statement was probed and the probe did not fail."""
+    if probe.kind is not BenchmarkKind.STATEMENT or probe.failed:
+        return set()
+    return {experiment.baseline.name}
 
 
 def _warn_unprobed(

@@ -522,10 +522,30 @@ class PopenProcess:
         return self._ended(self.popen.poll())
 
     def wait(self, timeout_s: float | None = None) -> int | None:
+        if (
+            timeout_s is not None
+            and self.popen.returncode is None
+            and not self._exited_within(timeout_s)
+        ):
+            return None
         try:
             return self._ended(self.popen.wait(timeout=timeout_s))
         except subprocess.TimeoutExpired:
             return None
+
+    def _exited_within(self, timeout_s: float) -> bool:
+        """Whether it exits within `timeout_s`, woken by its pidfd the moment it does
+        (subprocess's own wait with a timeout sleeps up to 50 ms a turn between looks); True
+        where there is no pidfd, for subprocess's wait to tell."""
+        # a pidfd of its own: the process's (`_exit_fd`) may be closed under it by `close`
+        exit_fd = exit_descriptor(self.popen.pid)
+        if exit_fd is None:
+            return True
+        try:
+            ready, _, _ = select.select([exit_fd], [], [], max(0.0, timeout_s))
+        finally:
+            os.close(exit_fd)
+        return bool(ready)
 
     def kill(self) -> None:
         if self.popen.poll() is None:

@@ -3,7 +3,8 @@ worker per generation (the statement worker's `preload` and `fork` ops).
 
 Why: an expensive set-up (`import torch`) paid again by every variant in every generation
 would spend most of a budget before the first sample. (The instructions lens starts two per
-variant, one after the other: measure/callgrind/workers.py, `server_groups`.)
+variant, one after the other, where one starts quickly: measure/callgrind/workers.py,
+`server_groups`.)
 A forked child starts with the modules loaded, runs the whole set-up again (its objects are its
 own) and serves the protocol on the server's channel until it quits; the server waits for it,
 then forks the next. What fork does not re-randomise: the address-space layout (ASLR is

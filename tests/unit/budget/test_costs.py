@@ -1,6 +1,7 @@
 """What a lens's minimum measurement costs (budget/costs.py): the probe's figures and when its
-workers fork, joined with recent probes; costs learned from recent runs; a lens without a model;
-a lens made of others' measurements."""
+workers fork, joined with recent probes; how many fork servers a variant's callgrind processes
+come from; costs learned from recent runs; a lens without a model; a lens made of others'
+measurements."""
 
 from __future__ import annotations
 
@@ -10,14 +11,17 @@ import pytest
 
 from perflab.budget.costs import (
     ANALYSIS_S,
+    FORK_SERVERS,
     FORK_WHEN_IMPORTS_S,
     LEARNED_RANGE,
+    TWO_SERVERS_MAX_START_S,
     CostPart,
     CostProbe,
     LensCost,
     analysis_s,
     composed_cost,
     default_cost,
+    fork_servers_for,
     learned_costs,
     side_by_side_s,
 )
@@ -106,3 +110,11 @@ def test_a_composed_cost_adds_its_parts_each_priced_by_its_own_model() -> None:
     assert cost.minimum_s == pytest.approx(QUICK.variants * 2.0 + default.minimum_s)
     assert cost.after_s == pytest.approx(QUICK.variants * 0.5 + default.after_s)
     assert cost.needs == "a count per variant, one after another, then one generation"
+
+
+def test_two_fork_servers_only_where_the_first_starts_quickly_under_valgrind() -> None:
+    # numpy's or an asv adapter's start under callgrind (1-3 s): the guard is cheap
+    assert fork_servers_for(2.5) == FORK_SERVERS == 2
+    assert fork_servers_for(TWO_SERVERS_MAX_START_S) == 2
+    # `import torch` under callgrind (~9 s): one server, its start paid once
+    assert fork_servers_for(9.4) == 1

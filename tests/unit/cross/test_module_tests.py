@@ -33,7 +33,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "lenses/asm/render.py",
         "lenses/asm/rows.py",
         "lenses/asm/same_code.py",
-        "lenses/instructions/counts.py",
         "lenses/instructions/details.py",
         "machine/started.py",
         "records/code_findings.py",

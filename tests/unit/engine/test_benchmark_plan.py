@@ -1,21 +1,29 @@
 """A benchmark's plan (engine/benchmark_plan.py): which variants are probed only once prepared,
-the machine speeds a process's runs share, and the plan shown where progress can show it. The
-planner's probes and recent ones are engine/prepare/test_recent_probes.py's."""
+the machine speeds a process's runs share, the plan shown where progress can show it, and the
+native runs started beside the first benchmark's probe only. The planner's probes and recent
+ones are engine/prepare/test_recent_probes.py's."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from perflab.budget.costs import CostProbe, LensCost
 from perflab.budget.machine_speed import MachineSpeed
-from perflab.budget.plan import plan_budget
+from perflab.budget.plan import BudgetPlan, plan_budget
 from perflab.engine.benchmark_plan import (
     SPEED_REUSE_S,
+    BenchmarkPlanner,
     SpeedsMeasured,
     needs_preparation,
+    plans_before_run,
     show_plan,
 )
+from perflab.engine.prepare.caches import IsolatedCaches, NativeRunsAhead
+from perflab.machine.fake_processes import FakeRunner
 from perflab.measure.lens import NullProgress
 from perflab.records.kinds import BenchmarkKind, Metric
-from perflab.records.model import Variant
+from perflab.records.model import Benchmark, Experiment, Variant
+from tests.support.fast_settings import FAST
 
 SUBJECT = "perflab.engine.benchmark_plan"
 
@@ -60,3 +68,31 @@ def test_a_plan_is_shown_only_where_progress_shows_plans() -> None:
     show_plan(NullProgress(), "b", plan)
     show_plan(Plans(), "b", plan)
     assert shown == [("b", plan.describe(), plan.eta_s)]
+
+
+class _Planner(BenchmarkPlanner):
+    """Plans without probing: records which benchmarks were given work beside their probe."""
+
+    def __init__(self) -> None:
+        super().__init__(FakeRunner(), "/usr/bin/python3", 0)
+        self.beside: dict[str, bool] = {}
+
+    def plan(self, benchmark: Benchmark, experiment: Experiment, **kwargs: Any) -> BudgetPlan:
+        self.beside[benchmark.name] = kwargs.get("beside") is not None
+        return plan_budget(10, PROBE, [LensCost(Metric.TIME, 1.0, "samples", elastic=True)])
+
+
+def test_only_the_first_benchmark_s_other_variants_run_natively_beside_its_probe() -> None:
+    # a later benchmark's would still run while the first ones are measured
+    benchmarks = (Benchmark("one", stmt="f()"), Benchmark("two", stmt="g()"))
+    experiment = Experiment(benchmarks, (Variant("A"), Variant("B")), FAST)
+    planner = _Planner()
+    ahead = NativeRunsAhead(FakeRunner(), "/usr/bin/python3", timeout_s=60.0)
+    with IsolatedCaches(enabled=False) as caches:
+        plans_before_run(experiment, planner, caches, None, 0.0, ahead=ahead)
+    assert planner.beside == {"one": True, "two": False}
+    # a variant checked out first is not ready to run beside a probe: nothing is
+    alone = Experiment(benchmarks[:1], (Variant("A"), Variant("B", git="main")), FAST)
+    with IsolatedCaches(enabled=False) as caches:
+        plans_before_run(alone, planner, caches, None, 0.0, ahead=ahead)
+    assert planner.beside == {"one": False, "two": False}

@@ -1,5 +1,6 @@
 """Waiting for a CPU other perflab runs measure on: said with who held it, never charged to the
-budget, and skipped by runs whose lenses do not need a quiet CPU."""
+budget, and skipped by runs whose lenses do not need a quiet CPU; perflab keeps off the
+measuring CPU only where a lens needs it quiet."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from perflab import engine
 from perflab.api import make_experiment
-from perflab.engine.cpu import note_cpu_claim
+from perflab.engine.cpu import kept_off_cpu, note_cpu_claim
 from perflab.machine import cpu_lock
 from perflab.machine.host import online_cpus, process_command
 from perflab.measure.lens import NullProgress
@@ -72,3 +73,12 @@ def test_a_wait_is_said_with_who_held_the_cpu_and_not_charged_to_the_budget(
     (note,) = notes.notes
     assert note.message.startswith("waited 12 s for CPU 1") and "not counted" in note.message
     assert Metric.TIME in experiment.settings.metrics
+
+
+def test_perflab_keeps_off_the_measuring_cpu_only_where_a_lens_needs_it_quiet() -> None:
+    counted = make_experiment(stmt="pass", variants=["A", "B"], metrics="instructions")
+    timed = make_experiment(stmt="pass", variants=["A", "B"], metrics="time,instructions")
+    assert kept_off_cpu(timed, 1) == 1
+    # counts no load changes: perflab's own work may run on the counting CPUs too
+    assert kept_off_cpu(counted, 1) is None
+    assert kept_off_cpu(timed, None) is None  # unpinned: no measuring CPU

@@ -14,13 +14,15 @@ from pathlib import Path
 import pytest
 
 from perflab.engine import RunServices, run_experiment
+from perflab.engine.run import probed_natively
 from perflab.machine.fake_processes import FakeProcess, FakeRunner
 from perflab.machine.proc import Completed, LaunchSpec, count_stopped
 from perflab.records.errors import ConfigError
-from perflab.records.kinds import Metric, RunStatus, Verdict
+from perflab.records.kinds import BenchmarkKind, Metric, RunStatus, Verdict
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.store import SqliteStore
 from tests.support.clocks import FakeClockS
+from tests.support.cost_probes import QUICK
 from tests.support.fast_settings import FAST
 from tests.support.scripted_worker import ScriptedWorker
 
@@ -153,3 +155,13 @@ def test_runs_sharing_their_services_plan_with_the_speed_the_first_measured() ->
     # a run with services of its own measures the speed again
     run_experiment(experiment, store=SqliteStore.in_memory(), services=_services(runner))
     assert (measured > 0, again, references(runner) - measured - again) == (True, 0, measured)
+
+
+def test_the_probe_ran_the_baseline_natively_where_it_probed_its_statement() -> None:
+    experiment = _experiment(Variant("a"), Variant("b"))
+    # the probe's child ran the set-up and the statement: the baseline's native run is done
+    assert probed_natively(experiment, QUICK) == {"a"}
+    # a probe that failed ran nothing to the end; a command's probe fills no statement's JIT
+    assert probed_natively(experiment, dataclasses.replace(QUICK, failed=True)) == set()
+    command = dataclasses.replace(QUICK, kind=BenchmarkKind.COMMAND)
+    assert probed_natively(experiment, command) == set()

@@ -15,13 +15,21 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 
-from perflab.machine.parallel import LiveSet, counting_cpus, other_runs_cpus, run_on_cpus
+from perflab.machine.parallel import (
+    Cancelled,
+    LiveSet,
+    counting_cpus,
+    other_runs_cpus,
+    run_on_cpus,
+)
+from perflab.machine.proc import Completed, LaunchSpec, LiveProcess, ProcessRunner
 from perflab.machine.scratch import make_private_folder
 from perflab.measure.lens import LensContext
 from perflab.measure.worker_client import (
@@ -235,24 +243,12 @@ def compile_natively(
     by_variant: dict[str, float] = {}
 
     def once(variant: Variant, cpu: int | None) -> None:
-        began = time.monotonic()
-        try:
-            with StatementWorker.start(
-                context.runner,
-                benchmark,
-                variant,
-                WorkerLaunch(
-                    interpreter_for(variant, context.default_python),
-                    cpu=cpu,
-                    timeout_s=context.experiment.settings.sample_timeout_s,
-                ),
-            ) as worker:
-                workers.add(worker)
-                worker.sample(1)
-                workers.discard(worker)
-        except PerflabError:
-            pass  # the lens meets it again, and says so with its phase
-        by_variant[variant.name] = time.monotonic() - began
+        launch = WorkerLaunch(
+            interpreter_for(variant, context.default_python),
+            cpu=cpu,
+            timeout_s=context.experiment.settings.sample_timeout_s,
+        )
+        by_variant[variant.name] = run_natively(context.runner, benchmark, variant, launch, workers)
 
     # perflab's affinity leaves out the measuring CPU while it measures: add it back (as counting)
     allowed = set(os.sched_getaffinity(0)) | ({context.cpu} if context.cpu is not None else set())
@@ -267,10 +263,10 @@ _INDUCTOR_CACHE = "TORCHINDUCTOR_CACHE_DIR"
 
 @dataclass(frozen=True, kw_only=True)
 class NativeFill:
-    """What running the cold variants' statements natively before valgrind did
-    (`fill_natively`): the first runs; the JIT caches each variant filled (`compiled`, by
-    variant; empty: nothing compiled); the variants run again for the ISA valgrind shows, and how
-    long that took; and where valgrind's processes may still compile."""
+    """What running the variants' statements natively before valgrind did (`fill_natively`):
+    the first runs, those that ran before it included; the JIT caches each variant filled
+    (`compiled`, by variant; empty: nothing compiled); the variants run again for the ISA
+    valgrind shows, and how long that took; and where valgrind's processes may still compile."""
 
     runs: NativeRuns
     compiled: Mapping[str, tuple[str, ...]]
@@ -286,20 +282,28 @@ def fill_natively(
     cpu_flags: frozenset[str],
     *,
     isa_apart: bool,
+    ran_before: NativeRuns | None = None,
 ) -> NativeFill | None:
     """Each variant of `context` whose JIT caches are empty runs its statement once natively
-    (`compile_natively`): compiling under valgrind would take minutes of the budget. Where a
-    lens runs every variant under valgrind in caches of its own (`isa_apart`:
-    `IsolatedCaches.for_valgrind`), a variant that compiled inductor code runs once more for the
-    ISA valgrind shows. None where no variant's caches were empty."""
-    cold = [v for v in context.experiment.variants if not caches.filled(v)]
-    if not cold:
+    (`compile_natively`): compiling under valgrind would take minutes of the budget. Those in
+    `ran_before` ran so already, in their caches (the probe's baseline, `NativeRunsAhead`'s):
+    only the rest run now, and the record counts both. Where a lens runs every variant under
+    valgrind in caches of its own (`isa_apart`: `IsolatedCaches.for_valgrind`), a variant that
+    compiled inductor code runs once more for the ISA valgrind shows. None where no variant
+    ran natively."""
+    before = ran_before or NativeRuns(0.0, {})
+    variants = context.experiment.variants
+    # a cache filled before this run's native runs: the variant's own, or a shared one
+    cold = [v for v in variants if v.name not in before.by_variant and not caches.filled(v)]
+    now = compile_natively(benchmark, cold, context) if cold else NativeRuns(0.0, {})
+    runs = NativeRuns(before.took_s + now.took_s, {**before.by_variant, **now.by_variant})
+    ran = [v for v in variants if v.name in runs.by_variant]
+    if not ran:
         return None
-    runs = compile_natively(benchmark, cold, context)
-    compiled = {v.name: names for v in cold if (names := caches.filled(v))}
+    compiled = {v.name: names for v in ran if (names := caches.filled(v))}
     again = [
         for_isa
-        for v in cold
+        for v in ran
         if isa_apart
         and v.name in compiled
         and (for_isa := caches.valgrind_fill(v, compiled[v.name], cpu_flags)) is not None
@@ -309,7 +313,7 @@ def fill_natively(
     refilled = {v.name for v in again if _INDUCTOR_CACHE in caches.filled(v)}
     doubtful = tuple(
         v.name
-        for v in cold
+        for v in ran
         if v.name in compiled
         and may_compile_under_valgrind(v, compiled[v.name], cpu_flags, refilled=v.name in refilled)
     )
@@ -320,3 +324,147 @@ def fill_natively(
         refill_s=refill_s,
         may_compile_again=doubtful,
     )
+
+
+def run_natively(
+    runner: ProcessRunner,
+    benchmark: Benchmark,
+    variant: Variant,
+    launch: WorkerLaunch,
+    workers: LiveSet[StatementWorker],
+) -> float:
+    """The variant's set-up and statement run once, natively, in a fresh worker (`workers`
+    holds it while it runs, for a stop to kill): the seconds it took. A failure is left to the
+    lens, which meets it again and reports it with its phase."""
+    began = time.monotonic()
+    try:
+        with StatementWorker.start(runner, benchmark, variant, launch) as worker:
+            workers.add(worker)
+            worker.sample(1)
+            workers.discard(worker)
+    except PerflabError:
+        pass
+    return time.monotonic() - began
+
+
+class NativeRunsAhead:
+    """The variants' native runs (`compile_natively`'s) started ahead, beside each benchmark's
+    probe: the probe times the baseline natively on the measuring CPU, in its caches, while the
+    CPU beside it is idle once the machine's speed is measured there. The other variants run
+    there then, one after another, so that the benchmark finds them done (torch.add's A/B:
+    0.9 s less before valgrind starts); those not started by then are left to
+    `compile_natively`. Stopped, with whatever it runs, when the run ends."""
+
+    def __init__(self, runner: ProcessRunner, default_python: str, timeout_s: float) -> None:
+        self.runner = runner
+        self.default_python = default_python
+        self.timeout_s = timeout_s  # a native run's (--sample-timeout)
+        self._by_benchmark: dict[str, _RunsAhead] = {}
+
+    def beside_probe(
+        self, benchmark: Benchmark, variants: Sequence[Variant]
+    ) -> Callable[[int | None], None]:
+        """What the probe of `benchmark` starts on the CPU beside it (None: unpinned): the
+        native runs of `variants`, in a thread of their own."""
+        ahead = _RunsAhead(self, benchmark, list(variants))
+        self._by_benchmark[benchmark.name] = ahead
+        return ahead.start
+
+    def taken(self, benchmark: str) -> dict[str, float]:
+        """The variants of `benchmark` that ran natively ahead, with the seconds each took:
+        none starts after this call, and the one running is waited for."""
+        ahead = self._by_benchmark.pop(benchmark, None)
+        return {} if ahead is None else ahead.finish()
+
+    def stop(self) -> None:
+        """Every run ahead stopped (its worker killed), its thread ended."""
+        for ahead in self._by_benchmark.values():
+            ahead.stop()
+        self._by_benchmark.clear()
+
+
+class _SpawnsKept:
+    """A runner that keeps the processes it spawned, so that a stop kills a worker still in its
+    set-up too (a `LiveSet` holds it only once set up: a minutes-long set-up would hold the
+    stop)."""
+
+    def __init__(self, runner: ProcessRunner) -> None:
+        self.runner = runner
+        self.spawned: list[LiveProcess] = []
+        self.lock = threading.Lock()
+        self.stopped = False
+
+    def run(
+        self, spec: LaunchSpec, *, timeout_s: float | None = None, stdin_text: str | None = None
+    ) -> Completed:
+        return self.runner.run(spec, timeout_s=timeout_s, stdin_text=stdin_text)
+
+    def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> LiveProcess:
+        process = self.runner.spawn(spec, pass_fds=pass_fds)
+        with self.lock:
+            self.spawned.append(process)
+            stopped = self.stopped
+        if stopped:
+            process.kill()
+        return process
+
+    def kill_all(self) -> None:
+        with self.lock:
+            self.stopped = True
+            spawned = list(self.spawned)
+        for process in spawned:
+            if process.poll() is None:
+                process.kill()
+
+
+class _RunsAhead:
+    """One benchmark's variants run natively ahead, one after another in a thread."""
+
+    def __init__(self, owner: NativeRunsAhead, benchmark: Benchmark, variants: list[Variant]):
+        self.owner = owner
+        self.benchmark = benchmark
+        self.pending = variants
+        self.by_variant: dict[str, float] = {}
+        self.workers: LiveSet[StatementWorker] = LiveSet(lambda worker: worker.kill())
+        self.runner = _SpawnsKept(owner.runner)
+        self.lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+
+    def start(self, cpu: int | None) -> None:
+        self.thread = threading.Thread(
+            target=self._run, args=(cpu,), name="perflab-native-ahead", daemon=True
+        )
+        self.thread.start()
+
+    def _run(self, cpu: int | None) -> None:
+        while True:
+            with self.lock:
+                if not self.pending:
+                    return
+                variant = self.pending.pop(0)
+            launch = WorkerLaunch(
+                interpreter_for(variant, self.owner.default_python),
+                cpu=cpu,
+                timeout_s=self.owner.timeout_s,
+            )
+            try:
+                took_s = run_natively(self.runner, self.benchmark, variant, launch, self.workers)
+            except Cancelled:
+                return
+            with self.lock:
+                self.by_variant[variant.name] = took_s
+
+    def finish(self) -> dict[str, float]:
+        with self.lock:
+            self.pending.clear()
+        if self.thread is not None:
+            self.thread.join()
+        return dict(self.by_variant)
+
+    def stop(self) -> None:
+        with self.lock:
+            self.pending.clear()
+        self.workers.stop()
+        self.runner.kill_all()
+        if self.thread is not None:
+            self.thread.join()

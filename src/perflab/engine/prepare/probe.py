@@ -9,7 +9,9 @@ Beside that, the machine's speed here and now against the reference machine of t
 constants (`budget.MachineSpeed`): a Python process doing fixed work and, when a lens of the plan
 runs valgrind, callgrind starting an interpreter. They run on a CPU other than the measuring
 one while the benchmark is probed (one after the other, so they do not slow each other), or
-after it when there is no other CPU.
+after it when there is no other CPU. Work the caller gives (`beside`: the other variants' native
+runs, engine/prepare/caches.py) then starts on that CPU, which is otherwise idle for the rest of
+the probe.
 """
 
 from __future__ import annotations
@@ -67,10 +69,13 @@ def probe_benchmark(
     *,
     valgrind: bool = False,
     speed: MachineSpeed | None = None,
+    beside: Callable[[int | None], None] | None = None,
 ) -> CostProbe:
     """The benchmark's probe and the machine's speed (`valgrind`: time valgrind's reference
     too, for a plan with a lens that runs it). Their wall times together are the probe's.
-    A `speed` already measured (an earlier benchmark of the run) is not measured again."""
+    A `speed` already measured (an earlier benchmark of the run) is not measured again.
+    `beside`: work started (not waited for) on the CPU beside the probe once the speed is
+    measured there, or at once where it is not measured; never where no CPU is beside it."""
     runner, cpu, clock = host.runner, host.cpu, host.clock
     started = clock()
     probing = _Probing(
@@ -84,12 +89,14 @@ def probe_benchmark(
     )
     allowed = set(host.allowed_cpus())
     counting = _counting_cpus(cpu, allowed)
+    other_cpu = reference_cpu(cpu, allowed)
     if speed is not None:
+        if beside is not None and other_cpu is not False:
+            beside(other_cpu)
         probe = _probe(probing)
         return replace(probe, speed=speed, counting_cpus=counting)
-    beside = reference_cpu(cpu, allowed)
-    if beside is not False:
-        background = _SpeedInBackground(runner, valgrind=valgrind, cpu=beside)
+    if other_cpu is not False:
+        background = _SpeedInBackground(runner, valgrind=valgrind, cpu=other_cpu, then=beside)
         probe = _probe(probing)
         measured = background.result()
     else:
@@ -265,19 +272,35 @@ def measure_speed(runner: ProcessRunner, *, valgrind: bool, cpu: int | None) -> 
 
 
 class _SpeedInBackground:
-    """`measure_speed` in a thread of its own, while the benchmark is probed."""
+    """`measure_speed` in a thread of its own, while the benchmark is probed; `then` started on
+    the same CPU once it is measured."""
 
-    def __init__(self, runner: ProcessRunner, *, valgrind: bool, cpu: int | None) -> None:
+    def __init__(
+        self,
+        runner: ProcessRunner,
+        *,
+        valgrind: bool,
+        cpu: int | None,
+        then: Callable[[int | None], None] | None = None,
+    ) -> None:
         self._speed = MachineSpeed()
         self._error: BaseException | None = None
         self._thread = threading.Thread(
-            target=self._run, args=(runner, valgrind, cpu), name="perflab-speed", daemon=True
+            target=self._run, args=(runner, valgrind, cpu, then), name="perflab-speed", daemon=True
         )
         self._thread.start()
 
-    def _run(self, runner: ProcessRunner, valgrind: bool, cpu: int | None) -> None:
+    def _run(
+        self,
+        runner: ProcessRunner,
+        valgrind: bool,
+        cpu: int | None,
+        then: Callable[[int | None], None] | None,
+    ) -> None:
         try:
             self._speed = measure_speed(runner, valgrind=valgrind, cpu=cpu)
+            if then is not None:
+                then(cpu)
         except BaseException as error:  # re-raised in the probing thread
             self._error = error
 

@@ -10,7 +10,12 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from perflab.lenses.instructions.counts import VariantCounts, process_note, variant_counts
+from perflab.lenses.instructions.counts import (
+    DumpsRead,
+    VariantCounts,
+    process_note,
+    variant_counts,
+)
 from perflab.lenses.instructions.details import InstructionsDetails
 from perflab.lenses.instructions.explain import FunctionDelta, function_deltas
 from perflab.lenses.instructions.inlining import (
@@ -71,7 +76,8 @@ def analyse_instructions(
         return LensAnalysis()
     band = experiment.settings.equivalence_band if equivalence_band is None else equivalence_band
     rules = compile_layers(layers_of(experiment.settings))
-    counts = {name: variant_counts(data, name) for name in variants}
+    read = DumpsRead()  # variants that ran the same code stored the same dumps
+    counts = {name: variant_counts(data, name, read) for name in variants}
     base_name = variants[0]
     base = counts[base_name]
     comparisons: list[Comparison] = []

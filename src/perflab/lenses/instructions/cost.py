@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import math
 
-from perflab.budget.costs import VALGRIND_SETUP_SLOWDOWN, CostProbe, LensCost, analysis_s
+from perflab.budget.costs import (
+    VALGRIND_SETUP_SLOWDOWN,
+    CostProbe,
+    LensCost,
+    analysis_s,
+    fork_servers_for,
+)
 from perflab.lenses.instructions.metric import INSTRUCTIONS
 from perflab.lenses.shared_options import cache_sim_of
 from perflab.records.kinds import BenchmarkKind
@@ -26,9 +32,6 @@ CALLGRIND_TOGGLED_COUNTED_S = 1.5
 # short command's run is mostly process start-up (and, on a loaded machine, waiting for a CPU),
 # which the probe's wall time inflates: the low end
 CALLGRIND_COMMAND_SLOWDOWN = 20.0
-# fork servers a variant's processes are split among, at least (measure/callgrind/workers.py's
-# MIN_SERVERS: the measure layer reads no lens, and the plan is below it)
-FORK_SERVERS = 2
 # after measuring: parsing callgrind's per-function and per-address costs
 INSTRUCTIONS_ANALYSIS_S = 1.0
 
@@ -38,10 +41,11 @@ def instructions_cost(
 ) -> LensCost:
     """Statements: `processes` worker processes per variant (lenses/instructions) on the CPUs
     the probe found free of other perflab runs: fresh processes all at once where they fit on
-    them, else fork servers per variant (two at least, one at a time; as many variants at a
-    time as CPUs) each importing the set-up once under callgrind, whose children each run the
-    set-up and count one after another. `toggled`: the workers toggle collection rather than
-    switch instrumentation around each loop (None: unless the cache is simulated)."""
+    them, else fork servers per variant (two where one starts quickly under valgrind, else one;
+    one at a time; as many variants at a time as CPUs) each importing the set-up once under
+    callgrind, whose children each run the set-up and count one after another. `toggled`: the
+    workers toggle collection rather than switch instrumentation around each loop (None: unless
+    the cache is simulated)."""
     if toggled is None:
         toggled = not cache_sim_of(settings)
     n = probe.variants
@@ -62,22 +66,31 @@ def instructions_cost(
             needs = f"{processes} callgrind process{'es' if processes > 1 else ''} per variant"
             needs += f", all at once (~{minimum_s:.0f} s)"
         else:
-            # each server imports the set-up's modules once; each child runs the set-up
-            # itself under valgrind (a JIT's tracing and loading, a large array built), a
-            # server's first child's priced in start_s
-            servers = min(FORK_SERVERS, processes)
-            setup_s = VALGRIND_SETUP_SLOWDOWN * probe.fork_s
-            per_variant = (
-                servers * start_s + processes * counted_s + (processes - servers) * setup_s
-            )
-            minimum_s = math.ceil(n / cpus) * per_variant
-            needs = (
-                f"{servers} callgrind fork servers per variant in turn, {processes} children "
-                f"counted (~{per_variant:.0f} s per variant, {cpus} at once)"
-            )
+            minimum_s, needs = _forked_s(probe, processes, start_s=start_s, counted_s=counted_s)
     return LensCost(
         INSTRUCTIONS,
         minimum_s=minimum_s,
         needs=needs,
         after_s=analysis_s(probe, INSTRUCTIONS_ANALYSIS_S),
     )
+
+
+def _forked_s(
+    probe: CostProbe, processes: int, *, start_s: float, counted_s: float
+) -> tuple[float, str]:
+    """The variants' processes as children of fork servers, variants in turn on the counting
+    CPUs: the seconds, and what they are said as. Each server imports the set-up's modules once;
+    each child runs the set-up itself under valgrind (a JIT's tracing and loading, a large array
+    built), a server's first child's priced in `start_s`."""
+    # two servers only where one starts quickly: the rule the counter applies to the first
+    # server's measured start
+    servers = min(fork_servers_for(start_s), processes)
+    setup_s = VALGRIND_SETUP_SLOWDOWN * probe.fork_s
+    per_variant = servers * start_s + processes * counted_s + (processes - servers) * setup_s
+    cpus = max(1, probe.counting_cpus)
+    plural = "s" if servers > 1 else ""
+    needs = (
+        f"{servers} callgrind fork server{plural} per variant in turn, {processes} "
+        f"children counted (~{per_variant:.0f} s per variant, {cpus} at once)"
+    )
+    return math.ceil(probe.variants / cpus) * per_variant, needs

@@ -28,7 +28,7 @@ from perflab.measure.callgrind.artifacts import (
     parts_of,
 )
 from perflab.measure.callgrind.dumps import instructions_of
-from perflab.records.model import Benchmark, BenchmarkData, Note, Severity
+from perflab.records.model import Artifact, Benchmark, BenchmarkData, Note, Severity
 from perflab.stats.summary import ProcessLevels, process_levels
 from perflab.tool_drivers.debuginfo import AddressFrames, frames_from_json
 from perflab.tool_output.callgrind import (
@@ -136,8 +136,49 @@ def _loops_of(data: BenchmarkData, variant: str, generation: int) -> int:
     return 1
 
 
+class DumpsRead:
+    """What one analysis read from stored callgrind artifacts, by their text: variants that ran
+    the same code (an A/A, a setting nothing reads) store the same dumps but for the process id
+    and the same inline frames, each parsed once (torch.add's A/A: a third of the analysis)."""
+
+    def __init__(self) -> None:
+        self._repeats: dict[
+            tuple[tuple[str, ...], tuple[str, ...]], tuple[FunctionCosts, InstructionCosts | None]
+        ] = {}
+        self._frames: dict[str, dict[str, AddressFrames]] = {}
+
+    def statement(
+        self, stmt: Sequence[Artifact], empty: Sequence[Artifact]
+    ) -> tuple[FunctionCosts, InstructionCosts | None]:
+        """The statement's loop minus the empty loop's: per function, and per instruction."""
+        key = (_parts_key(stmt), _parts_key(empty))
+        if key not in self._repeats:
+            stmt_parts, empty_parts = parts_of(stmt), parts_of(empty)
+            costs = combine_parts(stmt_parts) - combine_parts(empty_parts)
+            self._repeats[key] = (costs, instructions_difference(stmt_parts, empty_parts))
+        return self._repeats[key]
+
+    def frames(self, content: str) -> dict[str, AddressFrames]:
+        """Stored inline frames (by object, then address), read back."""
+        if content not in self._frames:
+            raw: dict[str, dict[str, list[object]]] = json.loads(content)
+            self._frames[content] = {
+                obj: frames_from_json(by_address) for obj, by_address in raw.items()
+            }
+        return self._frames[content]
+
+
+# callgrind's header line naming the process: its parts are the same whichever process it was
+_PID_LINE = re.compile(r"^pid:[^\n]*\n", re.MULTILINE)
+
+
+def _parts_key(artifacts: Sequence[Artifact]) -> tuple[str, ...]:
+    """The texts that parse to these artifacts' parts: each without its process id."""
+    return tuple(_PID_LINE.sub("", a.content, count=1) for a in artifacts)
+
+
 def _costs_of_repeat(
-    data: BenchmarkData, variant: str, generation: int
+    data: BenchmarkData, variant: str, generation: int, read: DumpsRead
 ) -> tuple[FunctionCosts, InstructionCosts | None, float] | None:
     """Costs of one repeat (statement minus empty loop, or the whole command), the raw
     per-instruction costs, and the scale to per-iteration."""
@@ -145,9 +186,7 @@ def _costs_of_repeat(
     stmt = [a for a in data.artifacts_of(variant, KIND_STATEMENT) if a.generation == generation]
     if stmt:
         empty = [a for a in data.artifacts_of(variant, KIND_EMPTY) if a.generation == generation]
-        stmt_parts, empty_parts = parts_of(stmt), parts_of(empty)
-        costs = combine_parts(stmt_parts) - combine_parts(empty_parts)
-        return costs, instructions_difference(stmt_parts, empty_parts), scale
+        return *read.statement(stmt, empty), scale
     whole = [a for a in data.artifacts_of(variant, KIND_COMMAND) if a.generation == generation]
     if not whole:
         return None
@@ -155,12 +194,13 @@ def _costs_of_repeat(
     return combine_parts(parts), instructions_of(parts), scale
 
 
-def _frames_of(data: BenchmarkData, variant: str) -> dict[str, AddressFrames] | None:
+def _frames_of(
+    data: BenchmarkData, variant: str, read: DumpsRead
+) -> dict[str, AddressFrames] | None:
     stored = data.artifacts_of(variant, KIND_INLINE_FRAMES)
     if not stored:
         return None
-    raw: dict[str, dict[str, list[object]]] = json.loads(stored[0].content)
-    return {obj: frames_from_json(by_address) for obj, by_address in raw.items()}
+    return read.frames(stored[0].content)
 
 
 def _identities_of(data: BenchmarkData, variant: str) -> dict[str, str]:
@@ -206,13 +246,17 @@ def _renamer(main: str | None) -> Callable[[FunctionId], FunctionId]:
     return rename
 
 
-def variant_counts(data: BenchmarkData, variant: str) -> VariantCounts:
+def variant_counts(
+    data: BenchmarkData, variant: str, read: DumpsRead | None = None
+) -> VariantCounts:
     """One variant's counts and function costs read back from its stored samples and callgrind
-    artifacts."""
+    artifacts (`read`: what this analysis read already, shared by its variants)."""
+    read = read or DumpsRead()
     by_name = _per_iteration_by_name(data, variant)
     processes, first_generations = _per_process(data, variant)
     # the function table: the first process's first compared repeat
-    repeat = _costs_of_repeat(data, variant, first_generations[0] if first_generations else 0)
+    generation = first_generations[0] if first_generations else 0
+    repeat = _costs_of_repeat(data, variant, generation, read)
     main = _main_object(data, variant)
     rename = _renamer(main)
     costs = attributed = None
@@ -223,7 +267,7 @@ def variant_counts(data: BenchmarkData, variant: str) -> VariantCounts:
         raw = raw.scaled(scale).without_zero()
         costs = raw.renamed(rename)
         parts = function_parts(raw, rename)
-        frames = _frames_of(data, variant)
+        frames = _frames_of(data, variant, read)
         per_iteration = None
         if instructions is not None:
             per_iteration = instructions.scaled(scale)
@@ -257,7 +301,9 @@ def process_difference(
 ) -> tuple[FunctionDelta, ...]:
     """Per-function costs (per iteration) of two repeats of one variant compared, the largest
     differences first: where two worker processes that counted differently differ."""
-    first, second = _costs_of_repeat(data, variant, low), _costs_of_repeat(data, variant, high)
+    read = DumpsRead()
+    first = _costs_of_repeat(data, variant, low, read)
+    second = _costs_of_repeat(data, variant, high, read)
     if first is None or second is None:
         return ()
     rename = _renamer(_main_object(data, variant))

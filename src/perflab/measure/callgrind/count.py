@@ -30,6 +30,7 @@ This module plans the counting and runs its jobs on the CPUs; its parts, by what
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import math
@@ -37,7 +38,7 @@ import queue
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from perflab.machine.parallel import LiveSet, counting_cpus, run_on_cpus
+from perflab.machine.parallel import LiveSet, counting_cpus, run_on_cpus, run_threads
 from perflab.machine.proc import LaunchSpec, stop_all_contained
 from perflab.measure.callgrind.artifacts import KIND_UNAVAILABLE
 from perflab.measure.callgrind.count_options import (
@@ -167,7 +168,7 @@ class InstructionCounter:
             fork = fork and processes * len(runs) > len(cpus)
         if statement:
             for run in runs:
-                # the processes are children of two fork servers per variant, or more (or fresh)
+                # the processes are children of fork servers (budget/costs.py's fork_servers_for)
                 run.counted_with.forked = fork
         return _CountingPlan(processes, fork=fork, requests=requests)
 
@@ -279,23 +280,35 @@ class InstructionCounter:
             return {run.variant.name: why for run in runs}
         spec = importlib.util.find_spec(WORKER_OPS)
         assert spec is not None and spec.origin is not None
-        reasons = {}
-        for run in runs:
-            interpreter = interpreter_for(run.variant, run.context.default_python)
-            # asked once per interpreter and environment: a caller counting one variant at a
-            # time asks for every variant, then counts each alone with the answer
-            key = (interpreter, run.variant.cwd, tuple(sorted(run.env.items())))
-            if key not in self._requests_checked:
-                completed = run.context.runner.run(
-                    LaunchSpec((interpreter, spec.origin), env=run.env, cwd=run.variant.cwd),
-                    timeout_s=_REQUESTS_CHECK_TIMEOUT_S,
-                )
-                self._requests_checked[key] = (
-                    completed.stdout.strip() if completed.ok else completed.describe_failure()
-                )
-            if self._requests_checked[key]:
-                reasons[run.variant.name] = self._requests_checked[key]
-        return reasons
+        origin = spec.origin
+        # asked once per interpreter and environment: a caller counting one variant at a time
+        # asks for every variant, then counts each alone with the answer
+        keys = {
+            run.variant.name: (
+                interpreter_for(run.variant, run.context.default_python),
+                run.variant.cwd,
+                tuple(sorted(run.env.items())),
+            )
+            for run in runs
+        }
+        asked = list(dict.fromkeys(k for k in keys.values() if k not in self._requests_checked))
+
+        def check(key: tuple[str, str | None, tuple[tuple[str, str], ...]]) -> str:
+            interpreter, cwd, env = key
+            completed = runs[0].context.runner.run(
+                LaunchSpec((interpreter, origin), env=dict(env), cwd=cwd),
+                timeout_s=_REQUESTS_CHECK_TIMEOUT_S,
+            )
+            return completed.stdout.strip() if completed.ok else completed.describe_failure()
+
+        # one short native process each, side by side (they wait on their processes)
+        answers = run_threads([functools.partial(check, key) for key in asked], parallel=True)
+        self._requests_checked.update(zip(asked, answers, strict=True))
+        return {
+            name: self._requests_checked[key]
+            for name, key in keys.items()
+            if self._requests_checked[key]
+        }
 
 
 def cpus_for_counting(options: CountOptions, measuring_cpu: int | None) -> tuple[int | None, ...]:

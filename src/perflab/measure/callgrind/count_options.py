@@ -67,9 +67,10 @@ class CountOptions:
     # statements: the worker switches callgrind with client requests where every variant
     # can; False, or why not: always through vgdb from the parent
     client_requests: bool | str = True
-    # statements: a variant's processes as children of fork servers (two at least, each
-    # importing the set-up's modules under callgrind once) instead of fresh processes; None:
-    # when fresh ones would not all fit on the CPUs at once (each pays the import then, in turn)
+    # statements: a variant's processes as children of fork servers (two where one starts
+    # quickly, budget/costs.py's fork_servers_for; each importing the set-up's modules under
+    # callgrind once) instead of fresh processes; None: when fresh ones would not all fit on the
+    # CPUs at once (each pays the import then, in turn)
     fork: bool | None = None
     # a variant whose code valgrind cannot execute (SIGILL at an AVX-512 instruction) is
     # stored as such and the others counted, so that the lenses after this one still

@@ -1,15 +1,18 @@
 """The processes that count under callgrind. For a statement, its worker processes (fresh, or the
-children of fork servers, two per variant at least, that imported the set-up under callgrind), each
-switched by a `switching.CallgrindWorkerSession` and its dumps read in the process's own job; for a
-command, its runs under valgrind (whole, or the measured region a program reports). Nothing here
-writes to the sink: the jobs may run in threads, and `store` stores what they hand back."""
+children of fork servers that imported the set-up under callgrind, two per variant where one
+starts quickly), each switched by a `switching.CallgrindWorkerSession` and its dumps read in the
+process's own job; for a command, its runs under valgrind (whole, or the measured region a
+program reports). Nothing here writes to the sink: the jobs may run in threads, and `store`
+stores what they hand back."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
+from perflab.budget.costs import FORK_SERVERS, fork_servers_for
 from perflab.machine.parallel import LiveSet
 from perflab.machine.proc import Completed, LaunchSpec
 from perflab.machine.scratch import private_folder
@@ -51,6 +54,11 @@ from perflab.tool_output.callgrind_format import CallgrindFormatError, parse_cal
 WORKER_OPS = "perflab.worker.callgrind_ops"  # the source sent to the workers, run there
 # a whole command under callgrind (20-100x slower than native); only a hung one reaches this
 _COMMAND_TIMEOUT_S = 3600.0
+
+
+# a worker's counted loops as measured, before its dumps are read: its info, how its loops
+# were run, and its dumps by file name
+Measured = tuple[WorkerInfo, StatementPlan, dict[str, str]]
 
 
 @dataclass(frozen=True)
@@ -134,36 +142,59 @@ class _StatementWorkers:
         """Each process a child of a fork server started under callgrind (instrumentation
         off): the set-up's modules are imported once per server instead of once per process
         (an expensive import is most of what counting under callgrind costs). The processes
-        are split among at least two servers (`server_groups`), one alive at a time. The
-        children switch callgrind with client requests (vgdb is not used for them)."""
+        are split among two servers where the first started quickly (`server_groups`,
+        `fork_servers_for`), one alive at a time. The children switch callgrind with client
+        requests (vgdb is not used for them)."""
         ops = WorkerOps.from_module(WORKER_OPS)
         server = self.fork_server(ops)
         # a server whose imports left threads running (OpenBLAS's where it is not pinned to
-        # one CPU, --no-pin) has a heap their timing shaped: one server per process then
-        groups = server_groups(processes, own_servers=server.threads > 1)
+        # one CPU, --no-pin) has a heap their timing shaped: one server per process then. A
+        # second server only where the first's start was cheap (budget/costs.py's rule: the
+        # cause of differing heaps found is fixed, and a second `import torch` costs ~9 s)
+        groups = server_groups(
+            processes,
+            own_servers=server.threads > 1,
+            servers=fork_servers_for(server.startup_s),
+        )
         counted_with = self.run.counted_with
         counted_with.server_threads = server.threads
         counted_with.server_per_process = all(len(group) == 1 for group in groups)
         counted_with.servers = (counted_with.servers or 0) + len(groups)
+        # a child's dumps are read beside the next child's counting (forked ahead: unchanged)
+        reading = ThreadPoolExecutor(1, thread_name_prefix="perflab-dumps")
+        read: list[Future[None]] = []
         try:
             for index, group in enumerate(groups):
                 if index > 0:
                     server.kill()
                     server.close()
                     server = self.fork_server(ops)
-                self.children_of(server, ops, group, done)
+                read += self.children_of(server, ops, group, (reading, done))
         finally:
             server.kill()  # its teardown under valgrind would count for nothing
             server.close()  # its pipes and the thread draining them
+            # what was counted is handed over, also when a later child failed
+            reading.shutdown(wait=True)
+        for future in read:
+            future.result()  # a dump that could not be read fails the variant
+
+    def hand_over(
+        self, process: int, measured: Measured, done: Callable[[int, StatementCounts], None]
+    ) -> None:
+        """A child's dumps read, and its counts handed to `done`."""
+        done(process, self.digested(process, measured))
 
     def children_of(
         self,
         server: ForkServerClient,
         ops: WorkerOps,
         processes: Sequence[int],
-        done: Callable[[int, StatementCounts], None],
-    ) -> None:
-        """`processes`, each a child of `server`, counted in turn."""
+        handing: tuple[ThreadPoolExecutor, Callable[[int, StatementCounts], None]],
+    ) -> list[Future[None]]:
+        """`processes`, each a child of `server`, counted in turn; each one's dumps read in
+        `handing`'s thread (beside the next child's counting) and handed to its callback."""
+        reading, done = handing
+        read: list[Future[None]] = []
         for index, process in enumerate(processes):
             # fork keeps the address-space layout (no ASLR anyway) and the hash seed; the
             # padding is 0: nothing is moved. Every child is forked at once, before the first
@@ -175,13 +206,14 @@ class _StatementWorkers:
                 child = server.worker(ops=(ops,), scope="module", ahead=ahead)
                 # each child calibrates as a fresh process does: one that reused the first
                 # child's loop count would count at a level of its own
-                counts = self.count_in(process, child, requests=True)
+                measured = self.measured_in(child, requests=True)
             except BenchmarkFailedError as error:
                 # a child's stderr is the server's: valgrind's words on why it stopped the
                 # child (an instruction it cannot execute) are in the server's tail
                 error.detail = error.detail or server.stderr_tail() or None
                 raise
-            done(process, counts)
+            read.append(reading.submit(self.hand_over, process, measured, done))
+        return read
 
     def fork_server(self, ops: WorkerOps) -> ForkServerClient:
         """One of the variant's fork servers under callgrind, the translations of its imports thrown
@@ -217,6 +249,16 @@ class _StatementWorkers:
         return server
 
     def count_in(self, process: int, worker: StatementWorker, *, requests: bool) -> StatementCounts:
+        return self.digested(process, self.measured_in(worker, requests=requests))
+
+    def digested(self, process: int, measured: Measured) -> StatementCounts:
+        # the objects and their inline frames are the same in every process of a variant (the
+        # same files, no ASLR): read once, in the first
+        info, plan, dumps = measured
+        return digest_statement(self.options, self.run, info, plan, dumps, objects=process == 0)
+
+    def measured_in(self, worker: StatementWorker, *, requests: bool) -> Measured:
+        """The worker's counted loops under callgrind, its dumps as callgrind wrote them."""
         run, options = self.run, self.options
         with worker:
             self.workers.add(worker)
@@ -232,9 +274,7 @@ class _StatementWorkers:
                 worker.kill()
             finally:
                 self.workers.discard(worker)
-        # the objects and their inline frames are the same in every process of a variant (the
-        # same files, no ASLR): read once, in the first
-        return digest_statement(options, run, worker.info, plan, dumps, objects=process == 0)
+        return worker.info, plan, dumps
 
 
 def digest_statement(
@@ -420,21 +460,18 @@ def resolve_program(program: str, cwd: str | None, env: Mapping[str, str]) -> st
     return None
 
 
-# Fork servers per variant, at least: children of one server inherit its heap and agree with
-# each other, while another server of the same code can settle 1.6% apart in glibc's malloc
-# (PyWavelets's asv `time_idwt`, bench/results/asv_aa_2026-11-30.md). Processes of two servers
-# put that difference into the processes' spread, which widens the interval and asks for a
-# third process, instead of between the variants, where it reads as a verdict.
-MIN_SERVERS = 2
-
-
-def server_groups(processes: Sequence[int], *, own_servers: bool) -> tuple[tuple[int, ...], ...]:
+def server_groups(
+    processes: Sequence[int], *, own_servers: bool, servers: int = FORK_SERVERS
+) -> tuple[tuple[int, ...], ...]:
     """The processes each fork server of a variant forks, in order: one per server
-    (`own_servers`), else split in contiguous groups among MIN_SERVERS servers (fewer only
-    where there are fewer processes)."""
+    (`own_servers`), else split in contiguous groups among `servers` servers (fewer only where
+    there are fewer processes). Children of one server inherit its heap and agree with each
+    other, while another server of the same code can settle 1.6% apart in glibc's malloc
+    (PyWavelets's asv `time_idwt`, bench/results/asv_aa_2026-11-30.md): processes of two servers
+    put such a difference into the processes' spread instead of between the variants."""
     if own_servers:
         return tuple((process,) for process in processes)
-    count = min(MIN_SERVERS, len(processes))
+    count = min(max(1, servers), len(processes))
     size, extra = divmod(len(processes), max(1, count))
     groups: list[tuple[int, ...]] = []
     start = 0

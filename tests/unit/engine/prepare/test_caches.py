@@ -2,16 +2,22 @@
 of one name length, removed at the end; a variable a variant sets itself is its own; the
 bytecode cache shared where no variant writes bytecode; JIT caches that were filled; a second
 native fill for the ISA valgrind shows, and where a JIT may still compile under valgrind; the
-native fill itself (`fill_natively`) over scripted workers."""
+variants' native runs started beside the probe, on the CPU it gives them; the native fill itself
+(`fill_natively`) over scripted workers, the variants that ran before left out."""
 
 from __future__ import annotations
 
+import json
+import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
 from perflab.engine.prepare.caches import (
     CACHE_VARIABLES,
     IsolatedCaches,
+    NativeRuns,
+    NativeRunsAhead,
     fill_natively,
     for_valgrind_isa,
     may_compile_under_valgrind,
@@ -20,7 +26,7 @@ from perflab.engine.prepare.caches import (
 from perflab.machine.fake_processes import FakeProcess, FakeRunner
 from perflab.machine.host import cpu_flags
 from perflab.machine.proc import LaunchSpec
-from perflab.records.model import Variant
+from perflab.records.model import Benchmark, Variant
 from tests.support.fast_settings import FAST
 from tests.support.lens_contexts import BENCH, lens_context, loop_ns
 from tests.support.scripted_worker import ScriptedWorker
@@ -161,6 +167,63 @@ def test_valgrind_s_processes_get_an_inductor_cache_of_their_own_where_it_hides_
     assert caches.for_valgrind(applied, AVX512, NO_ISA) is applied  # closed: nothing to give
 
 
+def test_variants_run_natively_ahead_one_after_another_on_the_cpu_beside_the_probe() -> None:
+    worker = ScriptedWorker(lambda spec: 1000.0)
+    runner = FakeRunner().on_spawn("statement_worker", worker)
+    ahead = NativeRunsAhead(runner, "/usr/bin/python3", timeout_s=60.0)
+    benchmark = Benchmark("b", stmt="f()", setup="pass")
+    start = ahead.beside_probe(benchmark, [Variant("B"), Variant("C", env={"X": "1"})])
+    start(1)  # the probe's reference CPU, once the machine's speed is measured there
+    # the benchmark takes them once both are done (taken earlier, the second would not start)
+    deadline = time.monotonic() + 30.0
+    while _quits(worker) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    ran = ahead.taken("b")
+    assert sorted(ran) == ["B", "C"] and all(took_s >= 0.0 for took_s in ran.values())
+    spawned = [process.spec for process in runner.spawned]
+    assert [spec.cpu for spec in spawned] == [1, 1]
+    assert (spawned[1].env or {}).get("X") == "1"
+    # each worker ran the set-up and the statement once (a sample), then quit
+    ops = [request["op"] for _, request in worker.requests]
+    assert ops.count("setup") == 2 and _quits(worker) == 2
+    assert ahead.taken("b") == {}  # handed over once; the benchmark fills the rest itself
+    ahead.stop()
+
+
+def _quits(worker: ScriptedWorker) -> int:
+    return sum(request["op"] == "quit" for _, request in list(worker.requests))
+
+
+def test_runs_not_started_ahead_are_left_to_the_benchmark() -> None:
+    runner = FakeRunner().on_spawn("statement_worker", ScriptedWorker(lambda spec: 1000.0))
+    ahead = NativeRunsAhead(runner, "/usr/bin/python3", timeout_s=60.0)
+    benchmark = Benchmark("b", stmt="f()", setup="pass")
+    ahead.beside_probe(benchmark, [Variant("B")])  # no CPU beside the probe: never started
+    assert ahead.taken("b") == {}
+    assert runner.spawned == []
+
+
+def test_a_stop_kills_a_run_ahead_still_in_its_set_up() -> None:
+    # a set-up that never answers (torch.compile's minutes): the stop must not wait for it
+    spawned: list[FakeProcess] = []
+
+    def hanging(spec: LaunchSpec) -> FakeProcess:
+        hello = json.dumps({"hello": "perflab-worker", "protocol": 1})
+        spawned.append(FakeProcess(spec, lambda line: (), greeting=(hello,)))
+        return spawned[-1]
+
+    runner = FakeRunner().on_spawn("statement_worker", hanging)
+    ahead = NativeRunsAhead(runner, "/usr/bin/python3", timeout_s=600.0)
+    ahead.beside_probe(Benchmark("b", stmt="f()", setup="pass"), [Variant("B")])(1)
+    deadline = time.monotonic() + 30.0
+    while not spawned and time.monotonic() < deadline:
+        time.sleep(0.01)
+    stopping = threading.Thread(target=ahead.stop, daemon=True)
+    stopping.start()
+    stopping.join(timeout=30.0)
+    assert not stopping.is_alive() and spawned[0].returncode == -9
+
+
 def _compiles_into_inductor(spec: LaunchSpec) -> FakeProcess:
     """A worker whose statement compiles: variant A (COMPILES=1) writes into its inductor cache."""
     env = spec.env or {}
@@ -189,3 +252,22 @@ def test_cold_variants_run_natively_once_and_inductor_code_again_for_valgrinds_i
         # A is warm now; B, which compiles nothing, is run again each time it is asked
         again = fill_natively(BENCH, context, caches, AVX512, isa_apart=True)
         assert again is not None and set(again.runs.by_variant) == {"B"} and not again.compiled
+
+
+def test_variants_that_ran_before_are_not_run_again_and_count_in_the_fill(tmp_path: Path) -> None:
+    runner = FakeRunner().on_spawn("statement_worker", _compiles_into_inductor)
+    with IsolatedCaches(parent=str(tmp_path)) as caches:
+        variants = (Variant("A"), Variant("B"))
+        context, _ = lens_context(runner, FAST)
+        applied = tuple(caches.applied(v) for v in variants)
+        context = replace(context, experiment=replace(context.experiment, variants=applied))
+        # A ran in the probe, B beside it: nothing runs now, and what they took is the fill's
+        before = NativeRuns(2.0, {"A": 1.0, "B": 2.0})
+        fill = fill_natively(BENCH, context, caches, AVX512, isa_apart=True, ran_before=before)
+        assert fill is not None and fill.runs == before and not fill.compiled
+        assert runner.spawned == []
+        # only B ran before: A runs now, alone
+        only_b = NativeRuns(2.0, {"B": 2.0})
+        fill = fill_natively(BENCH, context, caches, AVX512, isa_apart=True, ran_before=only_b)
+        assert fill is not None and set(fill.runs.by_variant) == {"A", "B"}
+        assert fill.runs.took_s >= 2.0 and len(runner.spawned) == 1

@@ -1,13 +1,17 @@
-"""The reference runs that time the machine (and valgrind), and the CPU they run on."""
+"""The reference runs that time the machine (and valgrind), the CPU they run on, and the work
+started on that CPU once they are done."""
 
 from __future__ import annotations
 
 import pytest
 
 from perflab.budget.machine_speed import MachineSpeed
-from perflab.engine.prepare.probe import measure_speed, reference_cpu
+from perflab.engine.prepare.probe import ProbeHost, measure_speed, probe_benchmark, reference_cpu
 from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.proc import Completed
+from perflab.records.model import Benchmark, Experiment, Variant
+from tests.support.fast_settings import FAST
+from tests.support.scripted_worker import ScriptedWorker
 
 
 def test_the_reference_runs_time_the_machine_and_valgrind_only_when_asked() -> None:
@@ -39,3 +43,38 @@ def test_the_reference_runs_beside_the_probe_on_another_cpu() -> None:
     assert reference_cpu(None, {0, 1}) is None  # unpinned, beside
     # after, on the same
     assert reference_cpu(0, {0}) is False and reference_cpu(None, {0}) is False
+
+
+def _probed_with_beside(
+    allowed: list[int], speed: MachineSpeed | None
+) -> tuple[list[tuple[int | None, int]], FakeRunner]:
+    """A statement probed on CPU 0 (its fork server fails: the probe falls back) with work
+    beside it: the CPU each start was given and how many reference runs had run by then."""
+    runner = FakeRunner()
+    runner.on_run(r"-I -S -c import time", Completed((), 0, "0.125\n", "", wall_ns=int(0.5e9)))
+    runner.on_spawn("statement_worker", ScriptedWorker(lambda spec: 1000.0))
+    started: list[tuple[int | None, int]] = []
+    experiment = Experiment(
+        (Benchmark("b", stmt="f()", setup="pass"),), (Variant("A"), Variant("B")), FAST
+    )
+    probe_benchmark(
+        experiment.benchmarks[0],
+        experiment,
+        ProbeHost(runner, "/usr/bin/python3", cpu=0, allowed_cpus=lambda: allowed),
+        speed=speed,
+        beside=lambda cpu: started.append((cpu, len(runner.calls))),
+    )
+    return started, runner
+
+
+@pytest.mark.usefixtures("private_cpu_locks")
+def test_work_beside_the_probe_starts_on_the_reference_cpu_once_the_speed_is_measured() -> None:
+    started, runner = _probed_with_beside([0, 1], None)
+    assert started == [(1, 3)]  # after the three reference runs, on their CPU
+    assert [spec.cpu for spec, _ in runner.calls] == [1, 1, 1]
+    # a speed measured earlier in the run: nothing runs there first
+    started, _ = _probed_with_beside([0, 1], MachineSpeed(reference_s=0.5))
+    assert started == [(1, 0)]
+    # no CPU beside the probe: the work is not started (the benchmark does it itself)
+    started, _ = _probed_with_beside([0], None)
+    assert started == []

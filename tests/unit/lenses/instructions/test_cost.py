@@ -1,5 +1,6 @@
 """The instructions lens's cost model (lenses/instructions/cost.py): valgrind's processes side
-by side on the CPUs other runs leave it, toggled counting cheaper than counting throughout."""
+by side on the CPUs other runs leave it, toggled counting cheaper than counting throughout; two
+fork servers a variant where a server's priced start under valgrind is short, else one."""
 
 from __future__ import annotations
 
@@ -7,8 +8,12 @@ import dataclasses
 
 import pytest
 
-from perflab.lenses.instructions.cost import FORK_SERVERS, instructions_cost
-from perflab.measure.callgrind.workers import MIN_SERVERS
+from perflab.budget.costs import TWO_SERVERS_MAX_START_S, VALGRIND_SETUP_SLOWDOWN
+from perflab.lenses.instructions.cost import (
+    CALLGRIND_TOGGLED_COUNTED_S,
+    VALGRIND_START_S,
+    instructions_cost,
+)
 from perflab.records.settings import Settings
 from tests.support.cost_probes import QUICK
 
@@ -34,19 +39,28 @@ def test_each_forked_child_and_each_of_two_servers_pay_the_set_up_under_valgrind
     # process under valgrind against 11 s natively: every child of a fork server repeats it
     settings = Settings(budget_s=60)
     one_cpu = dataclasses.replace(QUICK, counting_cpus=1)  # fork servers, variants in turn
-    light = instructions_cost(one_cpu, settings)
-    heavy = instructions_cost(dataclasses.replace(one_cpu, startup_s=10.0, fork_s=10.0), settings)
-    # two servers' start-ups and, beyond each server's first child, no child's set-up (two
-    # processes: one a server), 8x native, in each of the two variants counted in turn
-    assert heavy.minimum_s - light.minimum_s == pytest.approx(2 * 8 * 2 * (10 - 0.05))
+    light = instructions_cost(one_cpu, settings, processes=4)
+    # a set-up that runs long in each child, on a server that starts quickly: two servers,
+    # whose second children pay the set-up again, 8x native, in each of two variants in turn
+    heavy = instructions_cost(dataclasses.replace(one_cpu, fork_s=0.5), settings, processes=4)
+    assert heavy.minimum_s - light.minimum_s == pytest.approx(2 * 8 * 2 * (0.5 - 0.01))
     assert "2 callgrind fork servers per variant" in heavy.needs
-    # four processes: the two servers' second children pay the set-up again
-    four_light = instructions_cost(one_cpu, settings, processes=4)
-    heavy_probe = dataclasses.replace(one_cpu, startup_s=10.0, fork_s=10.0)
-    four_heavy = instructions_cost(heavy_probe, settings, processes=4)
-    expected = 2 * 8 * (2 * (10 - 0.05) + 2 * (10 - 0.01))
-    assert four_heavy.minimum_s - four_light.minimum_s == pytest.approx(expected)
 
 
-def test_the_plan_prices_as_many_fork_servers_as_the_lens_starts() -> None:
-    assert FORK_SERVERS == MIN_SERVERS
+def test_a_server_that_starts_slowly_under_valgrind_is_the_variant_s_only_one() -> None:
+    settings = Settings(budget_s=60)
+    one_cpu = dataclasses.replace(QUICK, counting_cpus=1)
+    valgrind = one_cpu.speed.valgrind_factor
+    # priced start: valgrind's own and 8x the interpreter's native start-up with the imports
+    quick_start_s = VALGRIND_START_S * valgrind + VALGRIND_SETUP_SLOWDOWN * one_cpu.startup_s
+    assert quick_start_s <= TWO_SERVERS_MAX_START_S
+    assert "2 callgrind fork servers" in instructions_cost(one_cpu, settings).needs
+    # `import torch`: 2 s natively, ~17 s under valgrind: a second server would cost that again
+    torch = dataclasses.replace(one_cpu, startup_s=2.0, fork_s=0.05)
+    slow = instructions_cost(torch, settings)
+    assert "1 callgrind fork server per variant" in slow.needs
+    start_s = VALGRIND_START_S * valgrind + VALGRIND_SETUP_SLOWDOWN * 2.0
+    counted_s = CALLGRIND_TOGGLED_COUNTED_S * valgrind
+    # one server, its second child's set-up under valgrind, two variants in turn
+    per_variant = start_s + 2 * counted_s + VALGRIND_SETUP_SLOWDOWN * 0.05
+    assert slow.minimum_s == pytest.approx(2 * per_variant)

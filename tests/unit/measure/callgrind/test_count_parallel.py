@@ -1,11 +1,18 @@
-"""Instruction counting side by side: the CPUs the counter asks for, and the totals it reads."""
+"""Instruction counting side by side: the CPUs the counter asks for, the totals it reads, and the
+native checks that client requests reach callgrind, asked side by side once per interpreter and
+environment."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from perflab.measure.callgrind.count import CountOptions, cpus_for_counting
+from perflab.machine.fake_processes import FakeRunner
+from perflab.machine.proc import Completed, LaunchSpec
+from perflab.measure.callgrind.count import CountOptions, InstructionCounter, cpus_for_counting
 from perflab.measure.callgrind.dumps import dump_totals
+from perflab.measure.lens import LensContext, MemorySink, NullProgress
+from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.records.settings import Settings
 
 
 def test_the_counter_adds_back_the_measuring_cpu_the_engine_keeps_perflab_off() -> None:
@@ -34,3 +41,23 @@ def test_totals_are_read_from_the_totals_line_not_the_summary() -> None:
     assert dump_totals(text.replace("totals: 1000 20\n", "")) is None  # then: a full parse
     two_parts = text + text.replace("part: 1", "part: 2")
     assert dump_totals(two_parts) is None
+
+
+def test_client_requests_are_checked_once_per_interpreter_and_environment() -> None:
+    def check(spec: LaunchSpec, stdin: str | None) -> Completed:
+        why = "no ctypes" if (spec.env or {}).get("NO_CTYPES") else ""
+        return Completed(spec.argv, 0, why, "", 1)
+
+    runner = FakeRunner().on_run(r"callgrind_ops\.py$", check)
+    benchmark = Benchmark("b", stmt="x")
+    variants = (Variant("A"), Variant("B", env={"NO_CTYPES": "1"}))
+    context = LensContext(
+        Experiment((benchmark,), variants, Settings()), runner, MemorySink(), NullProgress(),
+        None, "python3",
+    )  # fmt: skip
+    counter = InstructionCounter()
+    # one variant cannot: every variant is switched through vgdb, and says why
+    assert counter.client_requests_possible(benchmark, context) == "B: no ctypes"
+    assert len(runner.calls) == 2  # one check per environment
+    assert counter.client_requests_possible(benchmark, context, variants[:1]) is True
+    assert len(runner.calls) == 2  # answered before: not asked again

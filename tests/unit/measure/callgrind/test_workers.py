@@ -1,23 +1,32 @@
 """What the callgrind counter's processes hand back (measure/callgrind/workers.py), valgrind
 played by `FakeRunner`: a statement's dumps found by their triggers, repeat by repeat; a
-command's repeats, and what a run that failed or wrote nothing becomes. The workers' own
-switching is tests/unit/measure/callgrind/test_switching.py's."""
+command's repeats, and what a run that failed or wrote nothing becomes; a fork server's children
+read while the next one counts, from two servers where the first started quickly, else one. The
+workers' own switching is tests/unit/measure/callgrind/test_switching.py's."""
 
 from __future__ import annotations
 
 import os
 import re
+import threading
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from perflab.budget.costs import FORK_SERVERS, TWO_SERVERS_MAX_START_S
 from perflab.machine.fake_processes import FakeRunner
+from perflab.machine.parallel import LiveSet
 from perflab.machine.proc import Completed, LaunchSpec
+from perflab.measure.callgrind import workers as callgrind_workers
 from perflab.measure.callgrind.count_options import CountOptions, CountRun
 from perflab.measure.callgrind.switching import StatementPlan
 from perflab.measure.callgrind.workers import (
-    MIN_SERVERS,
+    CountJob,
+    StatementCounts,
     count_command,
+    count_statements,
     digest_statement,
     resolve_program,
     server_groups,
@@ -125,11 +134,125 @@ def test_a_program_is_found_by_its_path_or_on_path(tmp_path: Path) -> None:
     assert resolve_program("prog", None, {"PATH": "/nonexistent"}) is None
 
 
+class _Child:
+    """A fork server's child as the counter holds it (a `StatementWorker`)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.info = WorkerInfo(pid, "3.11.2", "CPython", "/usr/bin/python3")
+
+    def __enter__(self) -> _Child:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def kill(self) -> None:
+        pass
+
+
+class _Server:
+    """A variant's fork server under callgrind (a `ForkServerClient`): no threads left by its
+    imports, client requests reach callgrind, each fork a child of its own (pids 101, 102 ...
+    across the servers)."""
+
+    import_s = 0.5
+    startup_s = 2.0  # valgrind's start and the imports under it: numpy's, say
+    threads = 1
+    forked = 0
+    started = 0
+
+    def __init__(self, *args: object) -> None:
+        _Server.started += 1
+
+    def call(self, ops: object, request: Mapping[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "requests": True}
+
+    def worker(self, **kwargs: object) -> _Child:
+        _Server.forked += 1
+        return _Child(100 + _Server.forked)
+
+    def kill(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def stderr_tail(self) -> str:
+        return ""
+
+
+def test_a_child_s_dumps_are_read_while_the_next_child_counts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    second_counting = threading.Event()
+    read_while_counting: list[bool] = []
+
+    class Session:
+        def __init__(self, run: object, worker: _Child, *args: object, **kwargs: object):
+            self.worker = worker
+
+        def measure(self, loops: object, repeats: int) -> StatementPlan:
+            if self.worker.pid == 102:
+                second_counting.set()
+            return StatementPlan(loops=10, repeats=repeats)
+
+    def digest(options: object, run: object, info: WorkerInfo, *args: object, **kwargs: object):
+        if info.pid == 101:  # the first child's: the second counts meanwhile
+            read_while_counting.append(second_counting.wait(timeout=10.0))
+        return info.pid
+
+    monkeypatch.setattr(callgrind_workers, "ForkServerClient", _Server)
+    monkeypatch.setattr(_Server, "forked", 0)
+    monkeypatch.setattr(_Server, "started", 0)
+    monkeypatch.setattr(callgrind_workers, "CallgrindWorkerSession", Session)
+    monkeypatch.setattr(callgrind_workers, "read_dumps", lambda directory, pid: [])
+    monkeypatch.setattr(callgrind_workers, "digest_statement", digest)
+    handed: list[tuple[int, StatementCounts]] = []
+    job = CountJob(_run(), (0, 1), fork=True, requests=True)
+    workers: LiveSet[Any] = LiveSet(lambda worker: worker.kill())
+    count_statements(NO_FRAMES, job, None, workers, lambda p, c: handed.append((p, c)))
+    assert read_while_counting == [True]
+    # every child's counts handed over, in order, once read
+    assert handed == [(0, 101), (1, 102)]  # type: ignore[comparison-overlap]
+    assert _Server.started == 2 and job.run.counted_with.servers == 2
+
+
+class _Counted:
+    """A child's counted loops (a `CallgrindWorkerSession`), at once."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        pass
+
+    def measure(self, loops: object, repeats: int) -> StatementPlan:
+        return StatementPlan(loops=10, repeats=repeats)
+
+
+def test_a_server_that_started_slowly_under_valgrind_forks_all_the_variant_s_processes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `import torch` under valgrind: a second server would cost that start again
+    monkeypatch.setattr(callgrind_workers, "ForkServerClient", _Server)
+    monkeypatch.setattr(_Server, "startup_s", TWO_SERVERS_MAX_START_S + 4.0)
+    monkeypatch.setattr(_Server, "started", 0)
+    monkeypatch.setattr(callgrind_workers, "CallgrindWorkerSession", _Counted)
+    monkeypatch.setattr(callgrind_workers, "read_dumps", lambda directory, pid: [])
+    monkeypatch.setattr(callgrind_workers, "digest_statement", lambda *args, **kwargs: 0)
+    job = CountJob(_run(), (0, 1), fork=True, requests=True)
+    workers: LiveSet[Any] = LiveSet(lambda worker: worker.kill())
+    handed: list[int] = []
+    count_statements(NO_FRAMES, job, None, workers, lambda p, c: handed.append(p))
+    assert handed == [0, 1] and _Server.started == 1
+    assert job.run.counted_with.servers == 1 and not job.run.counted_with.server_per_process
+
+
 def test_a_variant_s_two_processes_are_children_of_two_servers() -> None:
     """Children of one server inherit its heap and agree; two servers of the same code can
     settle apart (1.6% in PyWavelets's time_idwt), so the processes' spread must see them."""
-    assert MIN_SERVERS == 2
+    assert FORK_SERVERS == 2
     assert server_groups((0, 1), own_servers=False) == ((0,), (1,))
+    # a server that starts slowly (`fork_servers_for`) forks them all
+    assert server_groups((0, 1), own_servers=False, servers=1) == ((0, 1),)
 
 
 def test_more_processes_are_split_in_contiguous_groups_among_two_servers() -> None:
