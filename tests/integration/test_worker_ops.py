@@ -49,6 +49,6 @@ def test_a_registered_op_gets_its_payload_and_times_the_loop() -> None:
 
 
 def test_ops_that_do_not_compile_fail_the_benchmark_with_the_traceback() -> None:
-    with pytest.raises(BenchmarkFailedError, match="toy lens's worker ops") as caught:
+    with pytest.raises(BenchmarkFailedError, match="the toy worker ops do not run") as caught:
         _worker(WorkerOps("toy", "OPS = {'x': lambda w, r: (}"))
     assert "SyntaxError" in (caught.value.detail or "")

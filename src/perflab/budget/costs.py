@@ -27,8 +27,9 @@ COUNTING_CPUS = 2
 VALGRIND_SETUP_SLOWDOWN_RANGE = (4, 10)
 VALGRIND_SETUP_SLOWDOWN = 8.0
 # a variant's forked callgrind processes come from two fork servers (measure/callgrind/workers.py)
-# where its first server's start under valgrind took at most TWO_SERVERS_MAX_START_S, else from
-# one: the second server guards against servers whose heaps differ (the cause found, a read at the
+# where its first server's start under valgrind took at most TWO_SERVERS_MAX_START_S (its CPU
+# seconds where the server says them: a busy machine stretches walls), else from one: the
+# second server guards against servers whose heaps differ (the cause found, a read at the
 # worker's import, is fixed: bench/results/asv_aa_2026-11-30.md) and costs one more start, the
 # dominant cost where imports are expensive (torch: ~9 s more a variant; numpy's start: ~2-3 s)
 FORK_SERVERS = 2

@@ -73,6 +73,10 @@ class ForkServerClient:
         # OS threads the imports left running (OpenBLAS's ...; 0: unknown): their timing shapes
         # the heap every child inherits, so two servers of one code can differ
         self.threads = int(reply.get("threads", 0))
+        # the CPU seconds its start took (a busy machine stretches the wall time, not these);
+        # None from a worker too old to say
+        cpu_ns = reply.get("cpu_ns")
+        self.start_cpu_s: float | None = None if cpu_ns is None else int(cpu_ns) / 1e9
         self.startup_s = time.monotonic() - started
         self.forked = 0
 

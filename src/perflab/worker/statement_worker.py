@@ -54,14 +54,17 @@ object per line) and replies:
      moves every thread of the worker onto CPU N (a worker started on other CPUs while the
      previous generation measured)
   {"op": "preload", "setup": S}                  -> {"ok": true, "modules": [names], "wall_ns",
-                                                        "device_runtimes": [names], "threads": N}
+                                                        "device_runtimes": [names], "threads": N,
+                                                        "cpu_ns": N}
      a fork server: imports the setup's top-level modules (its import statements only), so
      the children it forks start with them loaded; a module those statements bind that
      defines perflab_preload(setup) is then called with S, to do once what every child's
      set-up would repeat (the set-up must work without it: fresh workers never call it);
      "device_runtimes", the GPU runtimes the imports initialised ("cuda" ...): a server with
      any must not fork (its children's first use of the device fails), and "fork" then fails
-     with phase "fork"; "threads", the server's OS threads after the imports (0: unknown)
+     with phase "fork"; "threads", the server's OS threads after the imports (0: unknown);
+     "cpu_ns", the CPU time the process has used since it started (under valgrind: valgrind's
+     own start and translations too), which a busy machine does not inflate as it does walls
   {"op": "fork", "env": {K: V}, "padding": N, "ahead": K}
                                                    -> the child writes a hello line and serves
      this protocol on the same channel until quit; then the server replies
@@ -89,7 +92,7 @@ import json
 import os
 import sys
 import traceback
-from time import perf_counter_ns
+from time import perf_counter_ns, process_time_ns
 
 try:  # next to this script, which runs as a script in the variant's Python
     import process_tree
@@ -376,6 +379,7 @@ class Worker:
             "wall_ns": perf_counter_ns() - started,
             "device_runtimes": statement_loop.device_runtimes(),
             "threads": _os_threads(),
+            "cpu_ns": process_time_ns(),
         }
 
     def fork(self, request):

@@ -93,15 +93,16 @@ def test_a_server_imports_the_setups_modules_once_and_says_what_it_loaded() -> N
     assert client.modules == ("torch",) and client.import_s == 2.0
     assert client.device_runtimes == () and client.forked == 0
     assert client.threads == 0  # the reply did not say: unknown
+    assert client.start_cpu_s is None  # nor what its start cost in CPU
     assert server.requests == [{"op": "preload", "setup": "import torch"}]
     client.close()
     assert _ops(server) == ["preload", "quit"] and server.started[0].returncode == 0
 
 
-def test_a_server_says_how_many_threads_its_imports_left_running() -> None:
-    server = _Server(preload={"ok": True, "modules": ["numpy"], "wall_ns": 1, "threads": 2})
-    client = _client(server)
-    assert client.threads == 2
+def test_a_server_says_how_many_threads_its_imports_left_and_what_its_start_cost() -> None:
+    preload = {"ok": True, "modules": ["numpy"], "wall_ns": 1, "threads": 2, "cpu_ns": 1.5e9}
+    client = _client(_Server(preload=preload))
+    assert client.threads == 2 and client.start_cpu_s == 1.5
     client.close()
 
 

@@ -399,6 +399,9 @@ class _SpawnsKept:
     ) -> Completed:
         return self.runner.run(spec, timeout_s=timeout_s, stdin_text=stdin_text)
 
+    def which(self, tool: str) -> str | None:
+        return self.runner.which(tool)
+
     def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> LiveProcess:
         process = self.runner.spawn(spec, pass_fds=pass_fds)
         with self.lock:

@@ -154,7 +154,9 @@ class _StatementWorkers:
         groups = server_groups(
             processes,
             own_servers=server.threads > 1,
-            servers=fork_servers_for(server.startup_s),
+            servers=fork_servers_for(
+                server.startup_s if server.start_cpu_s is None else server.start_cpu_s
+            ),
         )
         counted_with = self.run.counted_with
         counted_with.server_threads = server.threads
