@@ -233,16 +233,7 @@ def test_a_server_that_started_slowly_under_valgrind_forks_all_the_variant_s_pro
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # `import torch` under valgrind: a second server would cost that start again
-    monkeypatch.setattr(callgrind_workers, "ForkServerClient", _Server)
-    monkeypatch.setattr(_Server, "startup_s", TWO_SERVERS_MAX_START_S + 4.0)
-    monkeypatch.setattr(_Server, "started", 0)
-    monkeypatch.setattr(callgrind_workers, "CallgrindWorkerSession", _Counted)
-    monkeypatch.setattr(callgrind_workers, "read_dumps", lambda directory, pid: [])
-    monkeypatch.setattr(callgrind_workers, "digest_statement", lambda *args, **kwargs: 0)
-    job = CountJob(_run(), (0, 1), fork=True, requests=True)
-    workers: LiveSet[Any] = LiveSet(lambda worker: worker.kill())
-    handed: list[int] = []
-    count_statements(NO_FRAMES, job, None, workers, lambda p, c: handed.append(p))
+    job, handed = _forked_pair(monkeypatch, startup_s=TWO_SERVERS_MAX_START_S + 4.0)
     assert handed == [0, 1] and _Server.started == 1
     assert job.run.counted_with.servers == 1 and not job.run.counted_with.server_per_process
 
@@ -251,9 +242,21 @@ def test_a_server_slow_by_the_clock_but_cheap_in_cpu_still_has_a_second_server(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # a busy machine stretched a cheap start's wall time: its CPU seconds decide
+    job, handed = _forked_pair(
+        monkeypatch, startup_s=TWO_SERVERS_MAX_START_S + 4.0, start_cpu_s=1.5
+    )
+    assert sorted(handed) == [0, 1] and _Server.started == 2
+    assert job.run.counted_with.servers == 2
+
+
+def _forked_pair(
+    monkeypatch: pytest.MonkeyPatch, *, startup_s: float, start_cpu_s: float | None = None
+) -> tuple[CountJob, list[int]]:
+    """Two processes of one variant counted as forked children, their servers each starting in
+    `startup_s` (wall) and `start_cpu_s` (CPU, where said); the job and the processes handed."""
     monkeypatch.setattr(callgrind_workers, "ForkServerClient", _Server)
-    monkeypatch.setattr(_Server, "startup_s", TWO_SERVERS_MAX_START_S + 4.0)
-    monkeypatch.setattr(_Server, "start_cpu_s", 1.5)
+    monkeypatch.setattr(_Server, "startup_s", startup_s)
+    monkeypatch.setattr(_Server, "start_cpu_s", start_cpu_s)
     monkeypatch.setattr(_Server, "started", 0)
     monkeypatch.setattr(callgrind_workers, "CallgrindWorkerSession", _Counted)
     monkeypatch.setattr(callgrind_workers, "read_dumps", lambda directory, pid: [])
@@ -262,8 +265,7 @@ def test_a_server_slow_by_the_clock_but_cheap_in_cpu_still_has_a_second_server(
     workers: LiveSet[Any] = LiveSet(lambda worker: worker.kill())
     handed: list[int] = []
     count_statements(NO_FRAMES, job, None, workers, lambda p, c: handed.append(p))
-    assert sorted(handed) == [0, 1] and _Server.started == 2
-    assert job.run.counted_with.servers == 2
+    return job, handed
 
 
 def test_a_variant_s_two_processes_are_children_of_two_servers() -> None:
