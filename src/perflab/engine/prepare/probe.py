@@ -27,7 +27,7 @@ from typing import Literal
 from perflab.budget.costs import CostProbe
 from perflab.budget.machine_speed import REFERENCE_PROGRAM, REFERENCE_RUNS, MachineSpeed
 from perflab.machine.parallel import other_runs_cpus
-from perflab.machine.proc import LaunchSpec, ProcessRunner, which
+from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.measure.commands import CommandLauncher, command_argv
 from perflab.measure.fork_server import ForkServerClient
 from perflab.measure.worker_client import WorkerLaunch, interpreter_for, variant_environment
@@ -254,7 +254,7 @@ def measure_speed(runner: ProcessRunner, *, valgrind: bool, cpu: int | None) -> 
         except (ValueError, IndexError):
             reference_cpu_s = None
     valgrind_s = None
-    if valgrind and which("valgrind") is not None:
+    if valgrind and runner.which("valgrind") is not None:
         # as the instructions lens starts its workers: callgrind, instrumentation off
         idle = CallgrindOptions(
             out_file="/dev/null",

@@ -14,7 +14,7 @@ from dataclasses import replace
 from perflab.lenses.instructions.analyse import analyse_instructions
 from perflab.lenses.instructions.metric import INSTRUCTIONS
 from perflab.lenses.shared_options import analysis_cache_of, cache_sim_of, region_of
-from perflab.machine.proc import ProcessRunner, which
+from perflab.machine.proc import ProcessRunner
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
 from perflab.measure.callgrind.native_code import native_code
 from perflab.measure.lens import LensAnalysis, LensContext
@@ -56,11 +56,11 @@ class InstructionsLens:
         self.counter.with_options(options).count(benchmark, context)
 
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
-        if which("valgrind") is None:
+        if runner.which("valgrind") is None:
             raise ToolUnavailableError("the instructions lens needs valgrind", hint=VALGRIND_HINT)
         check_valgrind_runs(runner)
         statements = any(b.kind is BenchmarkKind.STATEMENT for b in experiment.benchmarks)
-        if statements and which("vgdb") is None:
+        if statements and runner.which("vgdb") is None:
             raise ToolUnavailableError(
                 "vgdb (part of valgrind) is missing: it switches callgrind on around the loop",
                 hint=VALGRIND_HINT,

@@ -15,7 +15,7 @@ from tests.support.scripted_worker import ScriptedWorker
 
 
 def test_the_reference_runs_time_the_machine_and_valgrind_only_when_asked() -> None:
-    runner = FakeRunner()
+    runner = FakeRunner(tools=("valgrind",))
     runner.on_run(
         r"-I -S -c import time",
         Completed((), 0, "0.125\n", "", wall_ns=int(0.52e9)),
@@ -30,11 +30,19 @@ def test_the_reference_runs_time_the_machine_and_valgrind_only_when_asked() -> N
 
 
 def test_a_failed_reference_run_is_not_measured() -> None:
-    runner = FakeRunner()
+    runner = FakeRunner(tools=("valgrind",))
     runner.on_run(r"-I -S -c import time", returncode=1, stderr="no")
     runner.on_run(r"^valgrind", returncode=1, stderr="valgrind: cannot start")
     speed = measure_speed(runner, valgrind=True, cpu=None)
     assert not speed.measured and speed.factor == 1.0 and speed.valgrind_factor == 1.0
+
+
+def test_valgrind_is_not_timed_where_the_runner_finds_none() -> None:
+    runner = FakeRunner()  # no tools installed
+    runner.on_run(r"-I -S -c import time", Completed((), 0, "0.125\n", "", wall_ns=int(0.52e9)))
+    speed = measure_speed(runner, valgrind=True, cpu=None)
+    assert speed.valgrind_s is None
+    assert all(spec.argv[0] != "valgrind" for spec, _ in runner.calls)
 
 
 @pytest.mark.usefixtures("private_cpu_locks")  # another worker's runs hold CPUs too

@@ -32,8 +32,10 @@ from perflab.stats.summary import ratio_interval
 SUBJECT = "perflab.lenses.instructions.measure"
 
 
-def FakeRunner(returncode: int = 0) -> ScriptedRunner:  # noqa: N802
-    return ScriptedRunner().on_run(r".", returncode=returncode, stdout="valgrind-3.19.0\n")
+def FakeRunner(returncode: int = 0, tools: tuple[str, ...] = ()) -> ScriptedRunner:  # noqa: N802
+    return ScriptedRunner(tools=tools).on_run(
+        r".", returncode=returncode, stdout="valgrind-3.19.0\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -56,9 +58,7 @@ def test_a_second_calibration_pair_refines_many_loops_only() -> None:
     assert refining_loops(100) is None and refining_loops(20) is None
 
 
-def test_preflight_warns_about_avx512_where_native_code_runs_and_needs_valgrind(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_preflight_warns_about_avx512_where_native_code_runs_and_needs_valgrind() -> None:
     benchmarks = (
         Benchmark("pure", stmt="sorted(range(100))", setup="import json"),
         Benchmark("torch", stmt="torch.add(x, x)", setup="import torch; x = torch.ones(1)"),
@@ -66,10 +66,7 @@ def test_preflight_warns_about_avx512_where_native_code_runs_and_needs_valgrind(
     )
     experiment = Experiment(benchmarks, (Variant("a"),))
     lens = InstructionsLens(read_cpuinfo=lambda: "flags : avx512f\n")
-    monkeypatch.setattr(
-        "perflab.lenses.instructions.measure.which", lambda tool: f"/usr/bin/{tool}"
-    )
-    notes = lens.preflight(experiment, FakeRunner())
+    notes = lens.preflight(experiment, FakeRunner(tools=("valgrind", "vgdb")))
     # a pure-Python statement runs no CPU-dispatched code: no warning about it
     assert [(n.severity, n.benchmark) for n in notes] == [
         (Severity.WARNING, "torch"),
@@ -77,10 +74,12 @@ def test_preflight_warns_about_avx512_where_native_code_runs_and_needs_valgrind(
     ]
     assert "AVX-512" in notes[0].message and "imports torch" in notes[0].message
     assert "runs a program" in notes[1].message
-    monkeypatch.setattr("perflab.lenses.instructions.measure.which", lambda tool: None)
     with pytest.raises(ToolUnavailableError) as error:
         lens.preflight(experiment, FakeRunner())
     assert error.value.hint is not None and "apt-get install valgrind" in error.value.hint
+    # statements need vgdb too: it switches callgrind on around the loop
+    with pytest.raises(ToolUnavailableError, match="vgdb"):
+        lens.preflight(experiment, FakeRunner(tools=("valgrind",)))
 
 
 def test_ratio_interval_is_a_point_when_counts_repeat() -> None:
