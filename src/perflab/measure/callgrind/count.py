@@ -47,7 +47,7 @@ from perflab.measure.callgrind.count_options import (
     CountRun,
     why_not,
 )
-from perflab.measure.callgrind.store import store_command, store_statement
+from perflab.measure.callgrind.counts_to_sink import store_command, store_statement
 from perflab.measure.callgrind.workers import (
     WORKER_OPS,
     Counted,

@@ -1,7 +1,7 @@
 """What the callgrind counter stores of what its processes handed back (measure/callgrind/
-store.py): samples as statement minus empty loop, repeats numbered apart per process, settling
-repeats marked, the variant info the processes add up to, and a command's dumps that cannot be
-read, or a region that never ran, as errors."""
+counts_to_sink.py): samples as statement minus empty loop, repeats numbered apart per process,
+settling repeats marked, the variant info the processes add up to, and a command's dumps that
+cannot be read, or a region that never ran, as errors."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from perflab.measure.callgrind.artifacts import (
     SAMPLE_NAME,
 )
 from perflab.measure.callgrind.count_options import MAX_SETTLING_REPEATS, CountOptions, CountRun
-from perflab.measure.callgrind.store import fix_plan, store_command, store_statement
+from perflab.measure.callgrind.counts_to_sink import fix_plan, store_command, store_statement
 from perflab.measure.callgrind.switching import StatementPlan
 from perflab.measure.callgrind.workers import CommandCounts, StatementCounts
 from perflab.measure.lens import MemorySink
