@@ -64,6 +64,9 @@ class CostProbe:
     # the CPUs valgrind's processes may count on side by side: perflab's, less those other
     # perflab runs measure on when probed
     counting_cpus: int = COUNTING_CPUS
+    # perflab may run on a CPU besides the measuring one (its affinity, read where the probe
+    # runs): the time lens starts a generation's workers there while the previous one measures
+    cpu_beside: bool = True
     # recent probes of the same benchmark on this machine whose figures joined this one's
     # (the four above are their medians; RECENT_PROBES_S)
     recent: int = 0

@@ -89,12 +89,13 @@ def probe_benchmark(
     )
     allowed = set(host.allowed_cpus())
     counting = _counting_cpus(cpu, allowed)
+    cpu_beside = len(allowed) > 1
     other_cpu = reference_cpu(cpu, allowed)
     if speed is not None:
         if beside is not None and other_cpu is not False:
             beside(other_cpu)
         probe = _probe(probing)
-        return replace(probe, speed=speed, counting_cpus=counting)
+        return replace(probe, speed=speed, counting_cpus=counting, cpu_beside=cpu_beside)
     if other_cpu is not False:
         background = _SpeedInBackground(runner, valgrind=valgrind, cpu=other_cpu, then=beside)
         probe = _probe(probing)
@@ -102,7 +103,13 @@ def probe_benchmark(
     else:
         probe = _probe(probing)
         measured = measure_speed(runner, valgrind=valgrind, cpu=cpu)
-    return replace(probe, speed=measured, probe_s=clock() - started, counting_cpus=counting)
+    return replace(
+        probe,
+        speed=measured,
+        probe_s=clock() - started,
+        counting_cpus=counting,
+        cpu_beside=cpu_beside,
+    )
 
 
 def _counting_cpus(cpu: int | None, allowed: set[int]) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 
 from perflab.budget.costs import ANALYSIS_S, CostProbe, LensCost, ServerRounds, analysis_s
 from perflab.lenses.fragments import plural
@@ -60,7 +59,7 @@ def time_cost(probe: CostProbe, settings: Settings) -> LensCost:
     blocks = settings.warmup_blocks + TIME_MIN_BLOCKS
     start_s = n * probe.startup_s
     sampling_s = max(TIME_MIN_GENERATION_S, start_s, blocks * n * probe.sample_s)
-    started_ahead = settings.pin and len(os.sched_getaffinity(0)) > 1
+    started_ahead = settings.pin and probe.cpu_beside
     generation_s = _closing_s(probe) + (sampling_s if started_ahead else start_s + sampling_s)
     calibration_s = 4 * n * probe.sample_s + (start_s if started_ahead else 0.0)
     return LensCost(

@@ -86,3 +86,20 @@ def test_work_beside_the_probe_starts_on_the_reference_cpu_once_the_speed_is_mea
     # no CPU beside the probe: the work is not started (the benchmark does it itself)
     started, _ = _probed_with_beside([0], None)
     assert started == []
+
+
+@pytest.mark.usefixtures("private_cpu_locks")
+def test_the_probe_says_whether_perflab_may_run_on_a_cpu_beside_the_measuring_one() -> None:
+    experiment = Experiment(
+        (Benchmark("b", stmt="f()", setup="pass"),), (Variant("A"), Variant("B")), FAST
+    )
+    for allowed, beside in (([0, 1], True), ([0], False)):
+        runner = FakeRunner()
+        runner.on_spawn("statement_worker", ScriptedWorker(lambda spec: 1000.0))
+        probe = probe_benchmark(
+            experiment.benchmarks[0],
+            experiment,
+            ProbeHost(runner, "/usr/bin/python3", cpu=0, allowed_cpus=allowed.copy),
+            speed=MachineSpeed(reference_s=0.5),
+        )
+        assert probe.cpu_beside is beside

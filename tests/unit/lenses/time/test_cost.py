@@ -1,12 +1,13 @@
-"""How the time lens forks its generations from servers when imports dominate."""
+"""How the time lens prices its generations: forked from servers when imports dominate, fresh
+workers started ahead on a CPU beside the measuring one where the probe found one."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from perflab.lenses.time.cost import MAX_FORKS_PER_ROUND, server_rounds
+from perflab.lenses.time.cost import MAX_FORKS_PER_ROUND, server_rounds, time_cost
 from perflab.records.settings import Settings
-from tests.support.cost_probes import TORCH
+from tests.support.cost_probes import QUICK, TORCH
 
 
 def test_server_rounds_fork_more_generations_when_imports_dominate() -> None:
@@ -27,3 +28,17 @@ def test_server_rounds_fork_more_generations_when_imports_dominate() -> None:
     # a budget too small for the minimum rounds with many forks gets fewer (at least 2)
     tight = server_rounds(slow, Settings(budget_s=20))
     assert tight is not None and tight.forks_per_round == 2
+
+
+def test_fresh_workers_start_ahead_only_where_the_probe_found_a_cpu_beside() -> None:
+    settings = Settings(pin=True)
+    beside = time_cost(dataclasses.replace(QUICK, startup_s=1.0, cpu_beside=True), settings)
+    alone = time_cost(dataclasses.replace(QUICK, startup_s=1.0, cpu_beside=False), settings)
+    # alone, each generation pays its workers' start-up before it samples
+    assert alone.minimum_s > beside.minimum_s
+    assert alone.overshoot_s > beside.overshoot_s
+    # unpinned, no CPU is kept for measuring: the start-up is paid either way
+    unpinned = Settings(pin=False)
+    assert time_cost(dataclasses.replace(QUICK, cpu_beside=True), unpinned) == time_cost(
+        dataclasses.replace(QUICK, cpu_beside=False), unpinned
+    )
