@@ -40,7 +40,7 @@ from perflab.publish import publish  # noqa: E402
 from perflab.records.kinds import Metric, RunStatus, Verdict  # noqa: E402
 from perflab.records.model import Benchmark, Comparison, Experiment, Sample, Variant  # noqa: E402
 from perflab.records.results import RunResult  # noqa: E402
-from perflab.records.run_facts import MachineInfo  # noqa: E402
+from perflab.records.run_facts import MachineInfo, VariantInfo  # noqa: E402
 from perflab.records.settings import Settings  # noqa: E402
 from perflab.store import SqliteStore, StoredRun  # noqa: E402
 
@@ -84,7 +84,9 @@ def write_run(
     for name, i in zip(names, chosen, strict=True):
         commit, subject = line[i]
         provenance = {"commit": commit, "subject": subject, "tree": "t" + commit[1:]}
-        writer.add_variant_info(name, {"provenance": {**provenance, "changes": []}})
+        writer.add_variant_info(
+            name, VariantInfo.from_json({"provenance": {**provenance, "changes": []}})
+        )
     for b in range(benchmarks):
         for generation in range(GENERATIONS):
             for block in range(BLOCKS):

@@ -16,6 +16,7 @@ from perflab.analyse.run import analyse_run
 from perflab.api import make_experiment
 from perflab.engine import run_experiment
 from perflab.records.kinds import Metric, RunStatus
+from perflab.records.run_facts import VariantInfo
 from perflab.report.json_report import run_to_json
 from perflab.store import SqliteStore, StoredRun, open_store
 from perflab.store.postgres import shown
@@ -36,7 +37,7 @@ def copy_run(run: StoredRun, store: SqliteStore) -> int:
     for note in run.notes:
         writer.add_note(note)
     for variant, info in run.variant_info.items():
-        writer.add_variant_info(variant, info)
+        writer.add_variant_info(variant, VariantInfo.from_json(info))
     writer.finish(run.status, run.error)
     return writer.run_id
 

@@ -18,7 +18,7 @@ from perflab.api import make_experiment
 from perflab.records.errors import StoreError
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Artifact, Benchmark, Experiment, Note, Sample, Severity, Variant
-from perflab.records.run_facts import MachineInfo
+from perflab.records.run_facts import MachineInfo, VariantInfo
 from perflab.store import RunStore, StoreKind, StoreLocation, location_facts, open_store
 from perflab.store.migrations import SCHEMA_VERSION
 from tests.support import postgres_server
@@ -186,8 +186,12 @@ def test_a_run_reads_back_as_it_was_written(store: RunStore, location: StoreLoca
     note = Note(Severity.WARNING, "noisy", hint="close it", benchmark="b", metric=TIME)
     writer.add_note(note)
     writer.add_note(Note(Severity.INFO, "said once"))
-    writer.add_variant_info("A", {"python": "3.12", "time": {"b": {"loops": 10}}})
-    writer.add_variant_info("A", {"python": "3.13", "time": {"c": {"loops": 20}}})
+    writer.add_variant_info(
+        "A", VariantInfo.from_json({"python": "3.12", "time": {"b": {"loops": 10}}})
+    )
+    writer.add_variant_info(
+        "A", VariantInfo.from_json({"python": "3.13", "time": {"c": {"loops": 20}}})
+    )
     writer.finish(RunStatus.INCOMPLETE, "it broke")
 
     with closing(open_store(location, create=False)) as reader:
@@ -279,9 +283,11 @@ def test_the_list_is_newest_first_with_its_sample_counts(store: RunStore) -> Non
 
 def test_the_runs_of_code_are_those_with_a_commit_oldest_first(store: RunStore) -> None:
     plain, first, second = (store.begin_run(EXPERIMENT, MachineInfo(), "0.test") for _ in range(3))
-    plain.add_variant_info("A", {"provenance": {"ref": "main"}})  # no commit: not code
-    second.add_variant_info("A", {"provenance": COMMIT})
-    first.add_variant_info("B", {"provenance": {**COMMIT, "extra": 1}})
+    plain.add_variant_info(
+        "A", VariantInfo.from_json({"provenance": {"ref": "main"}})
+    )  # no commit: not code
+    second.add_variant_info("A", VariantInfo.from_json({"provenance": COMMIT}))
+    first.add_variant_info("B", VariantInfo.from_json({"provenance": {**COMMIT, "extra": 1}}))
     assert [(r.run_id, list(r.provenance)) for r in store.runs_of_code()] == [
         (first.run_id, ["B"]),
         (second.run_id, ["A"]),
@@ -303,7 +309,7 @@ def _write_one_run(location: StoreLocation, writer_number: int, n_samples: int) 
             )
         )  # fmt: skip
         if i % 25 == 0:
-            writer.add_variant_info("A", {"seen": i})
+            writer.add_variant_info("A", VariantInfo.from_json({"seen": i}))
     writer.add_note(Note(Severity.INFO, f"writer {writer_number}"))
     writer.finish(RunStatus.COMPLETE)
     store.close()

@@ -13,7 +13,7 @@ from perflab.analyse.run import analyse_run
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Benchmark, Experiment, Sample, Variant
 from perflab.records.results import RunResult
-from perflab.records.run_facts import MachineInfo
+from perflab.records.run_facts import MachineInfo, VariantInfo
 from perflab.records.settings import Settings
 from perflab.store import SqliteStore, StoredRun
 
@@ -53,7 +53,7 @@ def write_run(
     rng = random.Random(seed)
     for name, (commit, subject) in zip(names, commits, strict=True):
         provenance = {"commit": commit, "subject": subject, "tree": "t" + commit[1:], "changes": []}
-        writer.add_variant_info(name, {"provenance": provenance})
+        writer.add_variant_info(name, VariantInfo.from_json({"provenance": provenance}))
     for benchmark in BENCHMARKS:
         for generation in range(8):
             for block in range(4):

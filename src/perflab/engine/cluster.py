@@ -59,6 +59,7 @@ from perflab.records.errors import BenchmarkFailedError, PerflabError, RunInterr
 from perflab.records.kinds import ArtifactScope, Metric, RunStatus
 from perflab.records.model import Artifact, Experiment, Note, Sample, Severity, Variant
 from perflab.records.results import RunResult
+from perflab.records.run_facts import VariantInfo
 from perflab.records.version import __version__
 from perflab.store import RunSink, RunStore
 from perflab.store.codec import experiment_to_json
@@ -289,7 +290,8 @@ class _Driver:
             case Note():
                 self.writer.add_note(record)
             case VariantFacts(variant=variant, info=info):
-                self.writer.add_variant_info(variant, self._as_named(cell, variant, info))
+                named = self._as_named(cell, variant, info)
+                self.writer.add_variant_info(variant, VariantInfo.from_json(named))
             case ProgressLine():
                 self.progress.update(
                     benchmark=record.benchmark,

@@ -11,7 +11,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,7 @@ from perflab.git.bundle import CommitBundle, unpack_commits
 from perflab.machine.proc import stop_all_contained
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Artifact, BenchmarkData, Experiment, Note, Sample
-from perflab.records.run_facts import MachineInfo
+from perflab.records.run_facts import MachineInfo, VariantInfo
 from perflab.store import RunSink, SqliteStore
 from perflab.store.codec import experiment_from_json
 
@@ -133,9 +133,9 @@ class _StreamingWriter:
         self.sink.add_note(note)
         self.records.put(note)
 
-    def add_variant_info(self, variant: str, info: Mapping[str, Any]) -> None:
+    def add_variant_info(self, variant: str, info: VariantInfo) -> None:
         self.sink.add_variant_info(variant, info)
-        self.records.put(VariantFacts(variant, dict(info)))
+        self.records.put(VariantFacts(variant, info.to_json()))
 
     def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
         return self.sink.data_for(benchmark, metric)

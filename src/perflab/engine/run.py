@@ -75,6 +75,7 @@ from perflab.records.errors import (
 from perflab.records.kinds import BenchmarkKind, RunStatus
 from perflab.records.model import Benchmark, Experiment, Note, Severity, Variant
 from perflab.records.results import RunResult
+from perflab.records.run_facts import VariantInfo
 from perflab.records.version import __version__
 from perflab.store import RunRecorder, RunSink, RunStore, SqliteStore
 
@@ -604,7 +605,9 @@ def _prepare_variants(
         for note in prepared.notes:
             failures.writer.add_note(note)
         if prepared.provenance:
-            failures.writer.add_variant_info(planned.name, {"provenance": prepared.provenance})
+            failures.writer.add_variant_info(
+                planned.name, VariantInfo(provenance=prepared.provenance)
+            )
         ready.append(prepared.variant)
     if not comparable(experiment, {v.name for v in ready}):
         return None

@@ -17,6 +17,7 @@ from perflab.measure.fork_server import ForkServers
 from perflab.measure.lens import Lens
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Experiment, Note, Severity
+from perflab.records.run_facts import VariantInfo
 from perflab.store import RunSink
 
 # code that compiles into an on-disk cache a second variant could run (torch.compile,
@@ -48,7 +49,9 @@ def note_isolated_caches(writer: RunSink, experiment: Experiment, caches: Isolat
         )
         return
     for variant in experiment.variants:
-        writer.add_variant_info(variant.name, {"isolated_caches": list(caches.isolated(variant))})
+        writer.add_variant_info(
+            variant.name, VariantInfo(isolated_caches=tuple(caches.isolated(variant)))
+        )
     if not caches_matter(experiment):
         return
     own = sorted(

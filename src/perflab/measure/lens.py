@@ -8,7 +8,7 @@ sink as soon as they exist, and later turns what was stored into comparisons (`a
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -27,6 +27,7 @@ from perflab.records.model import (
     Sample,
     merge_info,
 )
+from perflab.records.run_facts import VariantInfo
 
 if TYPE_CHECKING:
     from perflab.budget.costs import ServerRounds
@@ -63,7 +64,7 @@ class MeasurementSink(Protocol):
 
     def add_note(self, note: Note) -> None: ...
 
-    def add_variant_info(self, variant: str, info: Mapping[str, Any]) -> None:
+    def add_variant_info(self, variant: str, info: VariantInfo) -> None:
         """Facts about a variant as measured (interpreter version, executable ...)."""
         ...
 
@@ -114,8 +115,8 @@ class MemorySink:
     def add_note(self, note: Note) -> None:
         self.notes.append(note)
 
-    def add_variant_info(self, variant: str, info: Mapping[str, Any]) -> None:
-        self.variant_info[variant] = merge_info(self.variant_info.get(variant, {}), info)
+    def add_variant_info(self, variant: str, info: VariantInfo) -> None:
+        self.variant_info[variant] = merge_info(self.variant_info.get(variant, {}), info.to_json())
 
     def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
         return BenchmarkData(

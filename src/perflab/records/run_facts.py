@@ -93,6 +93,11 @@ class VariantInfo(_ReadByKey):
     def from_json(cls, info: Mapping[str, Any]) -> VariantInfo:
         return cls(**_known(cls, info), other=_unknown(cls, info), keys=tuple(info))
 
+    @classmethod
+    def of_lens(cls, lens: str, facts: Mapping[str, Any]) -> VariantInfo:
+        """What one lens found about the variant, under the lens's name (its field)."""
+        return cls.from_json({lens: facts})
+
     def to_json(self) -> dict[str, Any]:
         return _written(self)
 

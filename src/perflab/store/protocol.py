@@ -4,12 +4,12 @@ is one module that satisfies `RunStore`."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Artifact, BenchmarkData, Experiment, Note, Sample
-from perflab.records.run_facts import MachineInfo
+from perflab.records.run_facts import MachineInfo, VariantInfo
 from perflab.store.runs import CodeRun, RunSummary, StoredRun
 
 
@@ -35,7 +35,7 @@ class RunSink(Protocol):
         """One note, committed before this returns; notes read back in the order added."""
         ...
 
-    def add_variant_info(self, variant: str, info: Mapping[str, Any]) -> None:
+    def add_variant_info(self, variant: str, info: VariantInfo) -> None:
         """Facts of one variant, merged into what it has (records.model.merge_info: a key
         given again replaces its value, a nested object is merged), committed at once."""
         ...

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,7 @@ from perflab.records.model import (
     Severity,
     merge_info,
 )
-from perflab.records.run_facts import MachineInfo
+from perflab.records.run_facts import MachineInfo, VariantInfo
 from perflab.store.codec import experiment_from_json, experiment_to_json
 from perflab.store.dialect import Dialect
 from perflab.store.owner import ProcessIdentity
@@ -365,13 +365,13 @@ class SqlRunWriter:
             ),
         )
 
-    def add_variant_info(self, variant: str, info: Mapping[str, Any]) -> None:
+    def add_variant_info(self, variant: str, info: VariantInfo) -> None:
         p = self.dialect.placeholder
         row = self._execute(
             f"SELECT info_json FROM variant_info WHERE run_id = {p} AND variant = {p}",
             (self.run_id, variant),
         ).fetchone()
-        merged = merge_info(json.loads(row[0]) if row else {}, info)
+        merged = merge_info(json.loads(row[0]) if row else {}, info.to_json())
         self._execute(self.dialect.upsert_variant_info, (self.run_id, variant, json.dumps(merged)))
 
     def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:

@@ -9,6 +9,7 @@ from perflab.machine.fake_processes import FakeRunner
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.kinds import Metric
 from perflab.records.model import Artifact, Note, Sample, Severity
+from perflab.records.run_facts import VariantInfo
 
 
 def test_the_memory_sink_reads_back_one_benchmark_and_lens() -> None:
@@ -27,8 +28,10 @@ def test_the_memory_sink_reads_back_one_benchmark_and_lens() -> None:
 
 def test_a_variants_facts_accumulate_nested_tables_merged() -> None:
     sink = MemorySink()
-    sink.add_variant_info("A", {"python_version": "3.12", "time": {"b": {"loops": 10}}})
-    sink.add_variant_info("A", {"time": {"c": {"loops": 20}}})
+    sink.add_variant_info(
+        "A", VariantInfo.from_json({"python_version": "3.12", "time": {"b": {"loops": 10}}})
+    )
+    sink.add_variant_info("A", VariantInfo.from_json({"time": {"c": {"loops": 20}}}))
     assert sink.variant_info == {
         "A": {"python_version": "3.12", "time": {"b": {"loops": 10}, "c": {"loops": 20}}}
     }

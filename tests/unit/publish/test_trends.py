@@ -15,7 +15,7 @@ from perflab.publish.trends import commit_line, read_site
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Benchmark, Experiment, Sample, Variant
-from perflab.records.run_facts import MachineInfo
+from perflab.records.run_facts import MachineInfo, VariantInfo
 from perflab.records.settings import Settings
 from perflab.store import SqliteStore
 
@@ -49,7 +49,7 @@ def write(
     writer = store.begin_run(experiment, MachineInfo.from_json(facts), "0")
     for name, commit in zip(names, commits, strict=True):
         provenance = {"commit": commit, "subject": f"s {commit[:4]}", "tree": "t", "changes": []}
-        writer.add_variant_info(name, {"provenance": provenance})
+        writer.add_variant_info(name, VariantInfo.from_json({"provenance": provenance}))
     rng = random.Random(seed)
     for generation in range(4):
         for block in range(2):

@@ -76,3 +76,11 @@ def test_facts_still_read_by_key_as_when_they_were_dicts() -> None:
     assert machine.get("cores", "?") == "?"
     info = VariantInfo.from_json({"python_version": "3.11.7"})
     assert info["python_version"] == "3.11.7" and info.get("executable") is None
+
+
+def test_a_lens_files_its_variant_facts_under_its_own_name() -> None:
+    info = VariantInfo.of_lens("memory", {"repeats": 2})
+    assert info.memory == {"repeats": 2} and info.to_json() == {"memory": {"repeats": 2}}
+    # facts made in code: the fields set, in field order, as the lenses wrote their dicts
+    made = VariantInfo(python_version="3.12", executable="/usr/bin/python3")
+    assert list(made.to_json()) == ["python_version", "executable"]

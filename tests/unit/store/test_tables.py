@@ -14,7 +14,7 @@ from perflab.api import make_experiment
 from perflab.records.errors import StoreError
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Artifact, Note, Sample, Severity
-from perflab.records.run_facts import MachineInfo
+from perflab.records.run_facts import MachineInfo, VariantInfo
 from perflab.store.dialect import SQLITE
 from perflab.store.migrations import MIGRATIONS, statements
 from perflab.store.tables import RunTables, SqlRunWriter
@@ -105,8 +105,12 @@ def test_a_renamed_benchmark_is_renamed_in_everything_the_run_stored(tables: Run
 
 def test_a_variants_facts_accumulate(tables: RunTables) -> None:
     writer = begin(tables)
-    writer.add_variant_info("A", {"python": "3.12", "time": {"b": {"loops": 10}}})
-    writer.add_variant_info("A", {"python": "3.13", "time": {"c": {"loops": 20}}})
+    writer.add_variant_info(
+        "A", VariantInfo.from_json({"python": "3.12", "time": {"b": {"loops": 10}}})
+    )
+    writer.add_variant_info(
+        "A", VariantInfo.from_json({"python": "3.13", "time": {"c": {"loops": 20}}})
+    )
     assert tables.load_run(writer.run_id).variant_info == {
         "A": {"python": "3.13", "time": {"b": {"loops": 10}, "c": {"loops": 20}}}
     }
@@ -160,10 +164,12 @@ def test_the_list_is_newest_first_with_its_sample_counts(tables: RunTables) -> N
 
 def test_the_runs_of_code_are_those_with_a_commit_oldest_first(tables: RunTables) -> None:
     plain, first, second = begin(tables), begin(tables), begin(tables)
-    plain.add_variant_info("A", {"provenance": {"ref": "main"}})  # no commit: not code
+    plain.add_variant_info(
+        "A", VariantInfo.from_json({"provenance": {"ref": "main"}})
+    )  # no commit: not code
     commit = {"ref": "main", "commit": "c" * 40, "tree": "t", "build": None, "changes": []}
-    second.add_variant_info("A", {"provenance": commit})
-    first.add_variant_info("B", {"provenance": {**commit, "extra": 1}})
+    second.add_variant_info("A", VariantInfo.from_json({"provenance": commit}))
+    first.add_variant_info("B", VariantInfo.from_json({"provenance": {**commit, "extra": 1}}))
     runs = tables.runs_of_code()
     assert [(r.run_id, list(r.provenance)) for r in runs] == [
         (first.run_id, ["B"]),

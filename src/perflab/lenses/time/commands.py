@@ -32,6 +32,7 @@ from perflab.measure.sampler import InterleavedSampler, ProcessAccounting, Slot
 from perflab.measure.worker_client import variant_environment
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Artifact, Note, Sample, Severity
+from perflab.records.run_facts import VariantInfo
 
 
 class TimeCommandSession:
@@ -108,7 +109,7 @@ class TimeCommandSession:
             described = describe_executable(argv, env, variant.cwd)
             described["layout"] = layout_info(unit="block", aslr=aslr_enabled(), hash_seed=False)
             self.session.context.sink.add_variant_info(
-                variant.name, {"commands": {self.session.benchmark.name: described}}
+                variant.name, VariantInfo(commands={self.session.benchmark.name: described})
             )
 
     def _enough_blocks(self, blocks: int) -> bool:

@@ -38,6 +38,7 @@ from perflab.measure.session import LensSession, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, WorkerLaunch
 from perflab.plan.schedule import launch_order
 from perflab.records.model import Artifact, Note, Sample, Severity
+from perflab.records.run_facts import VariantInfo
 from perflab.records.settings import Settings
 from perflab.stats import preemption
 
@@ -317,13 +318,12 @@ class TimeStatementSession:
 
     def _record_interpreters(self, workers: list[StatementWorker]) -> None:
         for variant, worker in zip(self.session.variants, workers, strict=True):
-            info: dict[str, str] = {
-                "python_version": worker.info.python_version,
-                "implementation": worker.info.implementation,
-                "executable": worker.info.executable,
-            }
-            if worker.info.device_synchronised is not None:
-                info["device_synchronised"] = worker.info.device_synchronised
+            info = VariantInfo(
+                python_version=worker.info.python_version,
+                implementation=worker.info.implementation,
+                executable=worker.info.executable,
+                device_synchronised=worker.info.device_synchronised,
+            )
             self.session.context.sink.add_variant_info(variant.name, info)
 
     def _sample_generation(

@@ -41,6 +41,7 @@ from perflab.measure.worker_client import StatementWorker, WorkerOps
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import Artifact, Benchmark, Experiment, Note
+from perflab.records.run_facts import VariantInfo
 from perflab.stats.family import family_settings
 
 MEASURED_BLOCKS = 2  # profiles per variant and generation, after the warm-up one
@@ -195,7 +196,9 @@ class _Session:
             sink.add_sample(dataclasses.replace(first, name=name, value=value))
         sink.add_variant_info(
             variant,
-            {"torch": {"version": table.torch_version, "cpu_capability": table.cpu_capability}},
+            VariantInfo(
+                torch={"version": table.torch_version, "cpu_capability": table.cpu_capability}
+            ),
         )
 
 

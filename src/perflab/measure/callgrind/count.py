@@ -62,6 +62,7 @@ from perflab.measure.worker_client import StatementWorker, interpreter_for, vari
 from perflab.records.errors import BenchmarkFailedError, VariantsFailed
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Artifact, Benchmark, Note, Severity, Variant
+from perflab.records.run_facts import VariantInfo
 from perflab.stats.summary import process_levels
 from perflab.tool_drivers.valgrind import CACHE_GEOMETRY, cannot_execute
 
@@ -419,7 +420,8 @@ class _Counting:
             else:
                 store_command(self.counter.options, run, counts, cpu)
             self.context.sink.add_variant_info(
-                run.variant.name, {str(self.counter.metric): run.counted_with.to_json()}
+                run.variant.name,
+                VariantInfo.of_lens(str(self.counter.metric), run.counted_with.to_json()),
             )
 
     def store(self, job: CountJob, outcome: tuple[int | None, str | None]) -> None:
@@ -443,7 +445,8 @@ class _Counting:
             return
         run.counted_with.cpus.append(cpu)
         self.context.sink.add_variant_info(
-            run.variant.name, {str(self.counter.metric): run.counted_with.to_json()}
+            run.variant.name,
+            VariantInfo.of_lens(str(self.counter.metric), run.counted_with.to_json()),
         )
 
     def stop(self) -> None:

@@ -28,6 +28,7 @@ from perflab.measure.callgrind.switching import StatementPlan
 from perflab.measure.callgrind.workers import CommandCounts, StatementCounts
 from perflab.records.errors import ConfigError
 from perflab.records.model import Artifact
+from perflab.records.run_facts import VariantInfo
 from perflab.tool_output.callgrind import (
     CallgrindPart,
     FunctionCosts,
@@ -44,7 +45,7 @@ def store_statement(
     process's repeats follow each other), block is the process."""
     run.context.sink.add_variant_info(
         run.variant.name,
-        {"python_version": counts.info.python_version, "executable": counts.info.executable},
+        VariantInfo(python_version=counts.info.python_version, executable=counts.info.executable),
     )
     for repeat in range(len(counts.texts)):
         store_repeat(options, run, counts, process, repeat, cpu)

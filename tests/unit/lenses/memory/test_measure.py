@@ -17,6 +17,7 @@ from perflab.measure.callgrind.count import CountOptions
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Benchmark, Experiment, Sample, Variant
+from perflab.records.run_facts import VariantInfo
 from perflab.records.settings import Settings
 from perflab.tool_output.peak_memory import MAXRSS_KB
 
@@ -62,7 +63,9 @@ class _Traffic:
         # files under the metric its options name, as the callgrind counter does
         metric = self.counting.metric
         context.sink.add_sample(Sample(benchmark.name, variant.name, metric, "instructions", 1.0))
-        context.sink.add_variant_info(variant.name, {str(metric): {"repeats": 2}})
+        context.sink.add_variant_info(
+            variant.name, VariantInfo.of_lens(str(metric), {"repeats": 2})
+        )
 
 
 class _Footprint:
