@@ -1,6 +1,6 @@
-"""A workflow's runs in memory: a `perflab.workflows.shared.Measure` that answers each experiment
-of git= variants from a figure per commit, so bisect, check and history are unit-tested without
-building or measuring anything.
+"""A workflow's runs in memory: a `perflab.workflows.benchmarked.Measure` that answers each
+experiment of git= variants from a figure per commit, so bisect, check and history are
+unit-tested without building or measuring anything.
 
     runs = ScriptedRuns({good: 100.0, bad: 110.0})
     benchmark = Benchmarked(stmt="f()", store_path=None, runner=git_runner, measure=runs)

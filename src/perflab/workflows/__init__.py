@@ -5,6 +5,15 @@ store; these functions plan the runs and read their comparisons."""
 
 from __future__ import annotations
 
+from perflab.workflows.benchmarked import (
+    Benchmarked,
+    Lenses,
+    Suite,
+    evidence_lenses,
+    given_lenses,
+    instructions_available,
+    main_comparisons,
+)
 from perflab.workflows.bisect import bisect, bisect_with
 from perflab.workflows.check import (
     check,
@@ -22,15 +31,6 @@ from perflab.workflows.history import (
     suite_history_with,
 )
 from perflab.workflows.services import WorkflowServices
-from perflab.workflows.shared import (
-    Benchmarked,
-    Lenses,
-    Suite,
-    evidence_lenses,
-    given_lenses,
-    instructions_available,
-    main_comparisons,
-)
 
 __all__ = [
     "Benchmarked",

@@ -37,8 +37,7 @@ from perflab.records.kinds import Metric
 from perflab.records.lens_agreement import LensDisagreement
 from perflab.records.model import Experiment, Variant
 from perflab.records.results import RunResult
-from perflab.workflows.services import WorkflowServices
-from perflab.workflows.shared import (
+from perflab.workflows.benchmarked import (
     Benchmarked,
     Lenses,
     evidence_lenses,
@@ -47,6 +46,7 @@ from perflab.workflows.shared import (
     main_comparisons,
     planned_experiment,
 )
+from perflab.workflows.services import WorkflowServices
 
 
 def bisect(

@@ -37,14 +37,14 @@ from perflab.records.workflow_results import (
     CheckResult,
     base_words,
 )
-from perflab.workflows.services import WorkflowServices
-from perflab.workflows.shared import (
+from perflab.workflows.benchmarked import (
     Benchmarked,
     Lenses,
     given_lenses,
     instructions_available,
     main_comparisons,
 )
+from perflab.workflows.services import WorkflowServices
 
 SHARED_RUNNER_VARIABLES = ("GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "CI")
 

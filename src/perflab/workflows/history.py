@@ -32,8 +32,7 @@ from perflab.records.workflow_results import (
     SuiteHistory,
 )
 from perflab.stats.changepoints import change_points
-from perflab.workflows.services import WorkflowServices
-from perflab.workflows.shared import (
+from perflab.workflows.benchmarked import (
     Benchmarked,
     Lenses,
     evidence_lenses,
@@ -42,6 +41,7 @@ from perflab.workflows.shared import (
     main_comparisons,
     planned_experiment,
 )
+from perflab.workflows.services import WorkflowServices
 
 
 def history(

@@ -11,7 +11,7 @@ from perflab.records.kinds import Metric
 from perflab.records.model import Variant
 from perflab.records.results import RunResult
 from perflab.workflows import Benchmarked
-from perflab.workflows.shared import planned_experiment
+from perflab.workflows.benchmarked import planned_experiment
 from tests.support.fake_git import FakeRepository
 from tests.support.scripted_runs import ScriptedRuns
 

@@ -122,7 +122,7 @@ def _first_commit_slower(
     """GOOD, then the slower commit, then BAD: the search's last step compares the culprit
     with GOOD, which is its parent. `tmp_path`: a store (never written by the scripted runs:
     what a step measured is kept in memory); None: no store."""
-    monkeypatch.setattr("perflab.workflows.shared.instructions_available", lambda: valgrind)
+    monkeypatch.setattr("perflab.workflows.benchmarked.instructions_available", lambda: valgrind)
     repo = FakeRepository()
     good, slow, bad = repo.line("good", "slow", "bad")
     runs = ScriptedRuns({good: 100.0, slow: 120.0, bad: 120.0})

@@ -25,7 +25,7 @@ from perflab.workflows import (
     history_with,
     suite_history,
 )
-from perflab.workflows.shared import Measure
+from perflab.workflows.benchmarked import Measure
 from tests.support.fake_git import FakeRepository
 from tests.support.scripted_runs import ScriptedRuns
 

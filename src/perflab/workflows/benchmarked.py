@@ -1,5 +1,6 @@
-"""What the workflows share: what is benchmarked (a statement, a command or a suite, and how
-it is built), which lenses a workflow measures, and the comparisons a run decides."""
+"""What a workflow benchmarks (a statement, a command or a suite, and how it is built), the
+lenses it measures with, and the comparisons a run of it decides; bisect, check and history
+share it."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from perflab.machine.fake_processes import FakeRunner
-from perflab.workflows.shared import Suite, instructions_available
+from perflab.workflows.benchmarked import Suite, instructions_available
 
 TESTS = (
     "test_bench.py::test_steady",
