@@ -25,7 +25,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "cli/workflows/shared.py",
         "cli/workflows/workflow.py",
         "engine/prepare/git_prepare.py",
-        "git/bundle.py",
         "lenses/asm/code_notes.py",
         "lenses/asm/elf_code.py",
         "lenses/asm/locate.py",
