@@ -400,7 +400,7 @@ def pair_by_call_site(rows: list[Row]) -> list[Row]:
                 diagnoses=(*old.diagnoses, *new.diagnoses),
                 notes=(*old.notes, *new.notes),
                 paired_by=(
-                    f"paired by call site: {row.name} calls {d.detail['from']} in the "
+                    f"paired by call site: {d.function} calls {d.detail['from']} in the "
                     f"baseline and {d.detail['to']} in the variant"
                 ),
                 not_run=(*old.not_run, *new.not_run),
