@@ -486,11 +486,11 @@ def test_statement_counts_agree_with_callgrind_alone_however_counted(tmp_path: P
     for how, value in counted.items():
         assert abs(value / expected - 1) < 0.01 + spread[how], (how, value, expected, spread)
     # toggling collection counts what switching instrumentation counts, in children alike: to
-    # 1e-3, since two children's counts can differ by a few instructions per iteration (5 of
-    # 23,716 seen), where a loop counted twice or missed would be off by a whole iteration's
+    # 1%, since two children's counts differ by the allocator's state (25 of 23,755 per iteration
+    # seen in CI), where a loop counted twice or missed would be off by a whole iteration's
     toggled = counted["client requests", True, True]
     switched = counted["client requests", True, False]
-    assert abs(toggled / switched - 1) < 1e-3, (toggled, switched)
+    assert abs(toggled / switched - 1) < 0.01, (toggled, switched)
 
 
 THREAD_IN_SETUP = """
