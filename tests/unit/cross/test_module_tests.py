@@ -27,7 +27,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "engine/prepare/git_prepare.py",
         "lenses/asm/code_notes.py",
         "lenses/asm/elf_code.py",
-        "lenses/asm/locate.py",
         "lenses/asm/render.py",
         "lenses/asm/rows.py",
         "lenses/asm/same_code.py",
