@@ -24,7 +24,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "cli/workflows/history/handler.py",
         "cli/workflows/shared.py",
         "cli/workflows/workflow.py",
-        "engine/prepare/git_prepare.py",
         "lenses/asm/code_notes.py",
         "lenses/asm/elf_code.py",
         "lenses/asm/render.py",
