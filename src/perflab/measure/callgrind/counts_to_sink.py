@@ -152,7 +152,7 @@ def store_command(
 ) -> None:
     for repeat, dumps in enumerate(counts.repeats):
         loops = counts.loops[repeat] if counts.loops else 1
-        store_command_dumps(options, run, dumps, repeat, counts.inline, cpu, loops)
+        store_command_dumps(options, run, dumps, repeat, inline=counts.inline, cpu=cpu, loops=loops)
     run.counted_with.repeats = len(counts.repeats)
     if options.region is not None:
         run.counted_with.region = options.region
@@ -163,6 +163,7 @@ def store_command_dumps(
     run: CountRun,
     dumps: Sequence[tuple[str, str]],
     repeat: int,
+    *,
     inline: bool,
     cpu: int | None,
     loops: int = 1,
