@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from perflab.analyse.pair_claims import call_identity, function_identity
 from perflab.records.accounting import Accounting, Presence
-from perflab.records.summary import Cause
+from perflab.records.explanation import Cause
 from perflab.tool_output.symbol_names import readable
 
 ACCOUNTED_TARGET = 0.8  # stop naming causes once they account for this share of the difference

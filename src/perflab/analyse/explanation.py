@@ -38,9 +38,9 @@ from perflab.analyse.pair_claims import (
 from perflab.lenses.registry import DESCRIPTORS
 from perflab.records.accounting import Accounting, CodeFacts
 from perflab.records.document import Block, Cell, Paragraph, Section, Style, Table
+from perflab.records.explanation import Summary, signed_text
 from perflab.records.kinds import Verdict
 from perflab.records.model import Comparison
-from perflab.records.summary import Summary, signed_text
 
 SHOWN_IN_TEXT = 5  # causes named in the paragraph (all are in the table and the JSON)
 OVERSHOOT = 1.5  # causes adding up to more than this share: others cancelled part of them

@@ -13,11 +13,11 @@ from typing import Any
 
 from perflab.records.document import Section
 from perflab.records.errors import PerflabError
+from perflab.records.explanation import Summary
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.lens_findings import LensFindings, top_level_json
 from perflab.records.model import Artifact, Comparison, Experiment, Measurement, Note, Sample
 from perflab.records.run_facts import MachineInfo, VariantInfo
-from perflab.records.summary import Summary
 
 
 @dataclass(frozen=True)

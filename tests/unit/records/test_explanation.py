@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from perflab.records.summary import Cause
+from perflab.records.explanation import Cause
 
 
 def _cause(delta: float, unit: str) -> Cause:
