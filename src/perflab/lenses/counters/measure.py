@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -65,6 +64,7 @@ from perflab.records.model import Artifact, Benchmark, Experiment, Note, Sample,
 from perflab.stats.family import run_family_size
 from perflab.stats.paired import estimate_ratio, pair_samples
 from perflab.tool_drivers.perf import PerfControl, Refusal, find_perf, probe_stat, stat_argv
+from perflab.tool_output.arch_status import parse_arch_status
 from perflab.tool_output.perf_stat import (
     Availability,
     EventCount,
@@ -128,15 +128,6 @@ def probe_events(
             usable.append(name)
     user_only = any(count.user_only for count in probe.counts.values())
     return usable, unavailable, user_only
-
-
-def parse_arch_status(text: str | None) -> int | None:
-    """AVX512_elapsed_ms from /proc/PID/arch_status: ms since AVX-512 state was last seen live,
-    -1 when never; None when the kernel or CPU does not report it."""
-    if not text:
-        return None
-    match = re.search(r"AVX512_elapsed_ms:\s*(-?\d+)", text)
-    return int(match.group(1)) if match else None
 
 
 def read_arch_status(pid: int) -> str | None:

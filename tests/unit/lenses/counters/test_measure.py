@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from perflab.lenses.counters.analyse import AVX512, PROBE, HostFacts
-from perflab.lenses.counters.measure import CountersLens, parse_arch_status, probe_events
+from perflab.lenses.counters.measure import CountersLens, probe_events
 from perflab.lenses.counters.metric import COUNTERS
 from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.proc import Completed, LaunchSpec
@@ -74,12 +74,6 @@ def test_a_perf_failure_that_names_no_event_stops_the_lens_with_perfs_words() ->
     with pytest.raises(ToolUnavailableError, match="perf stat failed") as raised:
         probe_events(runner, ["task-clock", "cycles"], perf="perf", facts=VM)
     assert raised.value.detail == "perf: broken"
-
-
-def test_arch_status() -> None:
-    assert parse_arch_status("AVX512_elapsed_ms:\t-1") == -1
-    assert parse_arch_status("AVX512_elapsed_ms:\t12\n") == 12
-    assert parse_arch_status(None) is None
 
 
 # the measuring loop ---------------------------------------------------------------------------
