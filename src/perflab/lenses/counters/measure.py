@@ -31,7 +31,6 @@ cannot attribute it to the statement.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -45,12 +44,13 @@ from perflab.lenses.counters.analyse import (
     analyse_counters,
     event_confidence,
     requested_events,
-    unavailable_event,
     user_only_note,
 )
 from perflab.lenses.counters.findings import UnavailableEvent
+from perflab.lenses.counters.host import host_facts
 from perflab.lenses.counters.metric import COUNTERS
-from perflab.machine.host import cpu_flags, read_text
+from perflab.lenses.counters.probe import probe_events
+from perflab.machine.host import read_text
 from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
 from perflab.measure.commands import command_argv
@@ -63,7 +63,7 @@ from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import Artifact, Benchmark, Experiment, Note, Sample, Severity
 from perflab.stats.family import run_family_size
 from perflab.stats.paired import estimate_ratio, pair_samples
-from perflab.tool_drivers.perf import PerfControl, Refusal, find_perf, probe_stat, stat_argv
+from perflab.tool_drivers.perf import PerfControl, find_perf, stat_argv
 from perflab.tool_output.arch_status import parse_arch_status
 from perflab.tool_output.perf_stat import (
     Availability,
@@ -73,61 +73,7 @@ from perflab.tool_output.perf_stat import (
 )
 
 _AVX512_SLACK_MS = 20.0  # the kernel stamps in jiffies (up to 10 ms) at the next context switch
-# an event perf refused is reported with the availability the findings explain (and fix)
-_REFUSAL_AVAILABILITY = {
-    Refusal.PERMISSION: Availability.PERMISSION,
-    Refusal.UNKNOWN_EVENT: Availability.UNKNOWN_EVENT,
-}
 _PRECISION_MIN_COUNT = 10_000  # per sample; below this an event does not steer the stopping rule
-
-
-def host_facts() -> HostFacts:
-    paranoid_text = read_text("/proc/sys/kernel/perf_event_paranoid")
-    return HostFacts(
-        hypervisor="hypervisor" in cpu_flags(read_text("/proc/cpuinfo") or ""),
-        paranoid=int(paranoid_text)
-        if paranoid_text and paranoid_text.lstrip("-").isdigit()
-        else None,
-        root=_is_root(),
-    )
-
-
-def _is_root() -> bool:
-    return os.geteuid() == 0
-
-
-def probe_events(
-    runner: ProcessRunner,
-    events: Sequence[str],
-    *,
-    perf: str | None = None,
-    facts: HostFacts | None = None,
-) -> tuple[list[str], list[UnavailableEvent], bool]:
-    """Try the events on `true`: (countable events, unavailable events, user_only).
-
-    One bad name never hides the others (the driver's probe sets each refused name aside); a
-    failure of perf that names no event stops the lens."""
-    facts = facts or host_facts()
-    probe = probe_stat(runner, events, perf=perf or find_perf(runner))
-    unavailable: list[UnavailableEvent] = []
-    for refused in probe.refused:
-        if refused.refusal is Refusal.FAILED:
-            raise ToolUnavailableError(
-                f"perf stat failed ({refused.message})",
-                detail=refused.detail,
-                hint="try `perf stat -e task-clock -- true` by hand",
-            )
-        availability = _REFUSAL_AVAILABILITY[refused.refusal]
-        unavailable.append(unavailable_event(refused.event, availability, facts, refused.message))
-    usable = []
-    for name in probe.accepted:
-        count = probe.counts.get(name)
-        if count is not None and count.availability is Availability.NOT_SUPPORTED:
-            unavailable.append(unavailable_event(name, count.availability, facts))
-        else:
-            usable.append(name)
-    user_only = any(count.user_only for count in probe.counts.values())
-    return usable, unavailable, user_only
 
 
 def read_arch_status(pid: int) -> str | None:
