@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from perflab.lenses.counters.analyse import HostFacts
+from perflab.lenses.counters.availability import HostFacts
 from perflab.machine.host import cpu_flags, read_text
 
 

@@ -16,13 +16,8 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 
-from perflab.lenses.counters.analyse import (
-    PROBE,
-    HostFacts,
-    analyse_counters,
-    requested_events,
-    user_only_note,
-)
+from perflab.lenses.counters.analyse import analyse_counters, requested_events
+from perflab.lenses.counters.availability import PROBE, HostFacts, user_only_note
 from perflab.lenses.counters.avx512 import read_arch_status
 from perflab.lenses.counters.commands import CountersCommandSession
 from perflab.lenses.counters.findings import UnavailableEvent

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from perflab.lenses.counters.analyse import HostFacts, unavailable_event
+from perflab.lenses.counters.availability import HostFacts, unavailable_event
 from perflab.lenses.counters.findings import UnavailableEvent
 from perflab.lenses.counters.host import host_facts
 from perflab.machine.proc import ProcessRunner

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from perflab.lenses.counters.analyse import PROBE, HostFacts
+from perflab.lenses.counters.availability import PROBE, HostFacts
 from perflab.lenses.counters.measure import CountersLens
 from perflab.lenses.counters.metric import COUNTERS
 from perflab.machine.proc import LaunchSpec

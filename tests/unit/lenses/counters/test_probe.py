@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from perflab.lenses.counters.analyse import HostFacts
+from perflab.lenses.counters.availability import HostFacts
 from perflab.lenses.counters.probe import probe_events
 from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.proc import Completed, LaunchSpec

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from perflab.lenses.counters.analyse import AVAILABILITY
+from perflab.lenses.counters.availability import AVAILABILITY
 from perflab.lenses.counters.metric import COUNTERS
 from perflab.lenses.counters.samples import store_counts
 from perflab.machine.fake_processes import FakeRunner
