@@ -113,8 +113,6 @@ class CountersLens:
             )
         session.run()
 
-    # analysis --------------------------------------------------------------------------------
-
     def analyse(
         self,
         benchmark: Benchmark,
