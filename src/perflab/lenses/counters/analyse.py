@@ -1,5 +1,6 @@
-"""The counters lens's analysis, from stored data only: which events were available, the
-per-event comparisons, AVX-512 findings and the notes that explain them. Pure: no processes."""
+"""The counters lens's analysis, from stored data only: the per-event comparisons, the derived
+metrics, AVX-512 findings and the notes that explain them, with which events were available
+(availability.py). Pure: no processes."""
 
 from __future__ import annotations
 
@@ -9,10 +10,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from perflab.lenses.counters.availability import (
+    never_counted,
+    stored_availability,
+    stored_probe,
+    unavailable_note,
+    user_only_note,
+)
 from perflab.lenses.counters.findings import (
     Avx512Use,
     CounterFindings,
-    UnavailableEvent,
     VariantMetric,
 )
 from perflab.lenses.counters.metric import COUNTERS
@@ -47,8 +54,6 @@ DEFAULT_EVENTS: tuple[str, ...] = (
     "cpu-migrations",
     "page-faults",
 )
-PROBE = "counter-probe"  # artifact (baseline variant): events found unavailable before measuring
-AVAILABILITY = "counter-availability"  # artifact per variant and generation
 # a count event claims a difference only where a sample holds at least this many events on one
 # side: a handful per sample (context switches from the worker's handshake racing the counter's
 # switch) is noise of its own that the interval does not see
@@ -71,48 +76,6 @@ AVX512 = "avx512"  # artifact per variant and generation
 
 def requested_events(settings: Settings) -> tuple[str, ...]:
     return events_of(settings) or DEFAULT_EVENTS
-
-
-@dataclass(frozen=True)
-class HostFacts:
-    """What the hints depend on; injectable for tests."""
-
-    hypervisor: bool
-    paranoid: int | None
-    root: bool
-
-
-def hint_for(reason: Availability, facts: HostFacts) -> str:
-    """How to make an event countable that was not, for the reason perf gave, on this machine."""
-    if reason is Availability.NOT_SUPPORTED:
-        if facts.hypervisor:
-            return (
-                "this is a VM without a virtual PMU, so hardware events cannot be counted; run on "
-                "bare metal or enable PMU passthrough (KVM: <cpu mode='host-passthrough'> with "
-                "<pmu state='on'/>; cloud: a bare-metal or PMU-enabled instance type)"
-            )
-        return "this CPU's PMU driver does not provide the event; `perflab events` lists what does"
-    if reason is Availability.UNKNOWN_EVENT:
-        return (
-            "perf does not know this name: search with `perflab events WORD`; vendor events "
-            "need a perf built with this CPU's event tables"
-        )
-    if reason is Availability.PERMISSION:
-        level = "" if facts.paranoid is None else f" (kernel.perf_event_paranoid={facts.paranoid})"
-        return (
-            f"not permitted{level}: `sudo sysctl kernel.perf_event_paranoid=1`, or give perf "
-            "CAP_PERFMON: `sudo setcap cap_perfmon,cap_sys_ptrace+ep $(command -v perf)`"
-        )
-    return (
-        "the counter was never scheduled: too many events for the PMU at once, or the NMI "
-        "watchdog holds one (`sudo sysctl kernel.nmi_watchdog=0`); request fewer events"
-    )
-
-
-def unavailable_event(
-    event: str, reason: Availability, facts: HostFacts, message: str = ""
-) -> UnavailableEvent:
-    return UnavailableEvent(event, reason, message, hint_for(reason, facts))
 
 
 @dataclass(frozen=True)
@@ -154,8 +117,8 @@ def analyse_counters(
     withheld, counted in user mode only or never counted, and on AVX-512 use."""
     settings = experiment.settings
     baseline = variants[0]
-    unavailable, facts = _stored_probe(data, baseline)
-    availability = _stored_availability(data, variants)
+    unavailable, facts = stored_probe(data, baseline)
+    availability = stored_availability(data, variants)
     missing = {u.event for u in unavailable}
     measured = [e for e in requested_events(settings) if e not in missing]
     counted = [e for e in measured if data.samples_of(baseline, e)]
@@ -166,7 +129,7 @@ def analyse_counters(
     notes: list[Note] = []
     for event in measured:
         if event not in counted:
-            unavailable.append(_never_counted(event, availability.get(event, {}), facts))
+            unavailable.append(never_counted(event, availability.get(event, {}), facts))
             continue
         states = availability.get(event, {})
         for other in variants[1:]:
@@ -179,7 +142,7 @@ def analyse_counters(
     avx = _avx_use(variants, data)
     if avx:
         notes += _avx_notes(benchmark, avx)
-    notes += [_unavailable_note(benchmark.name, item) for item in unavailable]
+    notes += [unavailable_note(benchmark.name, item) for item in unavailable]
     findings = CounterFindings(
         benchmark.name, tuple(unavailable), _derived(variants, data), tuple(avx)
     )
@@ -251,16 +214,6 @@ def _event_interval(
     return estimate, estimate.n_groups
 
 
-def _unavailable_note(benchmark: str, item: UnavailableEvent) -> Note:
-    return Note(
-        Severity.WARNING,
-        f"event {item.event!r} was not measured: {item.reason}",
-        hint=item.hint,
-        benchmark=benchmark,
-        metric=COUNTERS,
-    )
-
-
 def _withheld_note(benchmark: str, comparison: Comparison) -> Note:
     withheld = comparison.interval_verdict or comparison.verdict
     return Note(
@@ -281,50 +234,6 @@ def _median_per_sample(samples: Sequence[Sample]) -> float:
     """The median number of events one measured sample counted (not per iteration)."""
     values = [s.value for s in samples if not s.warmup]
     return float(statistics.median(values)) if values else 0.0
-
-
-def _stored_probe(data: BenchmarkData, baseline: str) -> tuple[list[UnavailableEvent], HostFacts]:
-    probes = data.artifacts_of(baseline, PROBE)
-    if not probes:
-        return [], HostFacts(hypervisor=False, paranoid=None, root=False)
-    stored = json.loads(probes[-1].content)
-    facts = HostFacts(**stored["facts"])
-    return [UnavailableEvent.from_json(item) for item in stored["unavailable"]], facts
-
-
-def _stored_availability(data: BenchmarkData, variants: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Per event, over all variants and generations: the worst state, the smallest running
-    fraction, and whether perf fell back to user-only counting."""
-    merged: dict[str, dict[str, Any]] = {}
-    rank = {Availability.COUNTED: 0, Availability.MULTIPLEXED: 1}
-    for variant in variants:
-        for artifact in data.artifacts_of(variant, AVAILABILITY):
-            for event, state in json.loads(artifact.content).items():
-                entry = merged.setdefault(
-                    event, {"availability": str(Availability.COUNTED), "seen": []}
-                )
-                entry["seen"].append(state["availability"])
-                current = Availability(state["availability"])
-                if rank.get(current, 2) > rank.get(Availability(entry["availability"]), 2):
-                    entry["availability"] = str(current)
-                fraction = state.get("running_fraction")
-                if fraction is not None and current.usable:
-                    previous = entry.get("min_running_fraction")
-                    entry["min_running_fraction"] = (
-                        fraction if previous is None else min(previous, fraction)
-                    )
-                entry["user_only"] = entry.get("user_only", False) or bool(state.get("user_only"))
-    return merged
-
-
-def _never_counted(event: str, state: Mapping[str, Any], facts: HostFacts) -> UnavailableEvent:
-    seen = [Availability(s) for s in state.get("seen", [])]
-    reason = (
-        Availability.NOT_SUPPORTED
-        if Availability.NOT_SUPPORTED in seen
-        else Availability.NOT_COUNTED
-    )
-    return UnavailableEvent(event, reason, "no count in any measurement", hint_for(reason, facts))
 
 
 def _derived(variants: Sequence[str], data: BenchmarkData) -> tuple[VariantMetric, ...]:
@@ -392,14 +301,3 @@ def _avx_notes(benchmark: Benchmark, summary: Sequence[Avx512Use]) -> list[Note]
             metric=COUNTERS,
         )
     ]
-
-
-def user_only_note(benchmark: str | None, event: str | None = None) -> Note:
-    what = f"event {event!r}" if event else "events"
-    return Note(
-        Severity.WARNING,
-        f"perf counted {what} in user space only (kernel excluded) for lack of permission",
-        hint="`sudo sysctl kernel.perf_event_paranoid=1` or run perf with CAP_PERFMON",
-        benchmark=benchmark,
-        metric=COUNTERS,
-    )

@@ -12,12 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from perflab.lenses.counters.analyse import (
-    AVAILABILITY,
-    COUNT_FLOOR,
-    PROBE,
-    analyse_counters,
-)
+from perflab.lenses.counters.analyse import COUNT_FLOOR, analyse_counters
+from perflab.lenses.counters.availability import AVAILABILITY, PROBE
 from perflab.lenses.counters.findings import CounterFindings
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.kinds import Metric, Verdict

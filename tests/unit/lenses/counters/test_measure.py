@@ -1,24 +1,19 @@
-"""The counters lens's probe of perf's events, the machine facts it reads, and its measuring
-loop with perf stat played by tests/support/scripted_perf (around each worker's timed loops, or
-a command whole)."""
+"""The counters lens as the engine calls it: the probe's findings stored before measuring, and
+a benchmark measured and compared, with perf stat played by tests/support/scripted_perf."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
 
 import pytest
 
-from perflab.lenses.counters.analyse import AVX512, PROBE, HostFacts
-from perflab.lenses.counters.measure import CountersLens, parse_arch_status, probe_events
+from perflab.lenses.counters.availability import PROBE, HostFacts
+from perflab.lenses.counters.measure import CountersLens
 from perflab.lenses.counters.metric import COUNTERS
-from perflab.machine.fake_processes import FakeRunner
-from perflab.machine.proc import Completed, LaunchSpec
+from perflab.machine.proc import LaunchSpec
 from perflab.measure.lens import MemorySink
-from perflab.records.errors import ToolUnavailableError
 from perflab.records.model import Benchmark, Experiment
-from perflab.tool_output.perf_stat import Availability
 from tests.support.clocks import FakeClock
 from tests.support.fast_settings import FAST
 from tests.support.lens_contexts import BENCH, VARIANTS, lens_context, loop_ns
@@ -26,64 +21,6 @@ from tests.support.scripted_perf import ScriptedPerf
 from tests.support.scripted_worker import ScriptedWorker
 
 VM = HostFacts(hypervisor=True, paranoid=2, root=True)
-
-
-def _perf_stat(unknown: set[str]) -> Callable[[LaunchSpec, str | None], Completed]:
-    """Answers `perf stat -e LIST -- true` like perf: 129 for an unknown name, else CSV."""
-
-    def reply(spec: LaunchSpec, stdin: str | None) -> Completed:
-        events = spec.argv[spec.argv.index("-e") + 1]
-        for name in events.split(","):
-            if name in unknown:
-                offset = events.index(name)
-                stderr = (
-                    f"event syntax error: '{events}'\n{' ' * (21 + offset)}\\___ parser error\n"
-                )
-                return Completed(spec.argv, 129, "", stderr, 1)
-        lines = [
-            f"<not supported>,,{n},0,100.00,," if n == "cycles" else f"5,,{n},1000,100.00,,"
-            for n in events.split(",")
-        ]
-        return Completed(spec.argv, 0, "", "\n".join(lines) + "\n", 1)
-
-    return reply
-
-
-def ScriptedRunner(unknown: set[str]) -> FakeRunner:  # noqa: N802
-    return FakeRunner().on_run(r" stat ", _perf_stat(unknown))
-
-
-def test_one_bad_event_never_hides_the_others() -> None:
-    runner = ScriptedRunner(unknown={"bogus.a", "bogus.b"})
-    usable, unavailable, user_only = probe_events(
-        runner, ["task-clock", "bogus.a", "cycles", "bogus.b", "page-faults"], perf="perf", facts=VM
-    )
-    assert usable == ["task-clock", "page-faults"]
-    reasons = {u.event: u.reason for u in unavailable}
-    assert reasons == {
-        "bogus.a": Availability.UNKNOWN_EVENT,
-        "bogus.b": Availability.UNKNOWN_EVENT,
-        "cycles": Availability.NOT_SUPPORTED,
-    }
-    assert "VM" in (unavailable[-1].hint or "")
-    assert not user_only and len(runner.calls) == 3
-
-
-def test_a_perf_failure_that_names_no_event_stops_the_lens_with_perfs_words() -> None:
-    runner = FakeRunner().on_run(r" stat ", returncode=1, stderr="perf: broken")
-    with pytest.raises(ToolUnavailableError, match="perf stat failed") as raised:
-        probe_events(runner, ["task-clock", "cycles"], perf="perf", facts=VM)
-    assert raised.value.detail == "perf: broken"
-
-
-def test_arch_status() -> None:
-    assert parse_arch_status("AVX512_elapsed_ms:\t-1") == -1
-    assert parse_arch_status("AVX512_elapsed_ms:\t12\n") == 12
-    assert parse_arch_status(None) is None
-
-
-# the measuring loop ---------------------------------------------------------------------------
-
 EVENTS = ("instructions", "cycles")
 SETTINGS = dataclasses.replace(
     FAST, metrics=(COUNTERS,), min_generations=2, warmup_blocks=1
@@ -111,17 +48,9 @@ def _measured(benchmark: Benchmark = BENCH) -> tuple[ScriptedPerf, MemorySink, C
     return perf, sink, lens
 
 
-def test_each_generation_counts_every_variant_under_perf_stat_around_its_timed_loops() -> None:
+def test_a_statement_is_counted_in_workers_and_compared_by_its_counts() -> None:
     perf, sink, lens = _measured()
-    # two generations of one worker per variant, each under its own perf stat
-    assert len(perf.counted) == 2 * 2
-    # counting switched on and off around every measured block, never around a warm-up
-    assert perf.control.commands.count("enable") == 2 * 2 * 3
-    assert perf.control.commands.count("disable") == perf.control.commands.count("enable")
-    # one sample per variant and generation: the generation's total over its counted loops
-    samples = [s for s in sink.samples if s.name == "instructions"]
-    assert {(s.variant, s.generation) for s in samples} == {(v, g) for v in "AB" for g in (0, 1)}
-    assert all(s.metric is COUNTERS and s.value / s.loops in (800.0, 1000.0) for s in samples)
+    assert len(perf.counted) == 2 * 2 and perf.control.commands
     analysis = lens.analyse(BENCH, ["A", "B"], sink.data_for("b", COUNTERS), SETTINGS_EXPERIMENT)
     (compared,) = [c for c in analysis.comparisons if c.event == "instructions"]
     assert compared.ratio == pytest.approx(0.8)
@@ -134,17 +63,7 @@ def test_an_event_perf_cannot_count_is_stored_as_such_and_never_as_a_sample() ->
     assert [u["event"] for u in probed["unavailable"]] == ["cycles"]
 
 
-def test_every_generation_keeps_its_avx512_tally_with_a_control_sample_per_worker() -> None:
-    _, sink, _ = _measured()
-    tallies = [json.loads(a.content) for a in sink.artifacts if a.kind == AVX512]
-    assert len(tallies) == 2 * 2
-    assert all(t["samples"] == 3 and t["control_samples"] == 1 for t in tallies)
-    assert all(t["with_avx512"] == 0 and t["control_with_avx512"] == 0 for t in tallies)
-
-
-def test_a_command_is_counted_whole_once_per_block_and_variant() -> None:
-    perf, sink, _ = _measured(Benchmark(name="c", cmd="./prog"))
+def test_a_command_is_counted_by_runs_of_the_command_under_perf_stat() -> None:
+    perf, _, _ = _measured(Benchmark(name="c", cmd="./prog"))
     assert perf.counted and all(spec.argv[-1] == "./prog" for spec in perf.counted)
-    samples = [s for s in sink.samples if s.name == "instructions"]
-    assert len(samples) == len(perf.counted) and all(s.loops == 1 for s in samples)
-    assert {s.variant for s in samples} == {"A", "B"}
+    assert not perf.control.commands

@@ -7,7 +7,7 @@ import random
 
 from perflab import api
 from perflab.lenses.counters.analyse import event_confidence
-from perflab.lenses.counters.measure import events_within_precision
+from perflab.lenses.counters.samples import events_within_precision
 from perflab.records.kinds import Metric
 from perflab.records.model import BenchmarkData, Sample
 from perflab.stats.family import run_family_size
