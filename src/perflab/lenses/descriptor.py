@@ -153,6 +153,9 @@ class Figures:
     # the lens is analysed from its samples alone (no artifacts: profiles, call graphs), so a
     # run read back from a JSON document can be compared by it (analyse/compare.py)
     analysed_from_samples: bool = False
+    # the lens's figure counts things (instructions): a fall is "fewer", not "less" (a
+    # workflow's words where two lenses disagree, report/workflow_views.py)
+    countable: bool = False
     # "module:function" taking `Lens.analyse`'s arguments (benchmark, variants, data,
     # experiment) to a `LensAnalysis` of the comparisons' figures alone (ratio, interval,
     # verdict, values; no details, notes or measurements), the same to the bit as `analyse`

@@ -62,6 +62,11 @@ def wall_time_metrics() -> frozenset[Metric]:
     return frozenset(d.metric for d in DESCRIPTORS if d.figures.wall_time)
 
 
+def countable_metrics() -> frozenset[Metric]:
+    """The lenses whose figure counts things (`Figures.countable`): "fewer", not "less"."""
+    return frozenset(d.metric for d in DESCRIPTORS if d.figures.countable)
+
+
 def region_metrics() -> tuple[Metric, ...]:
     """The lenses that see a command's self-reported measured region alone
     (`Figures.sees_region`), in the order they are listed."""

@@ -41,6 +41,13 @@ def test_one_lens_measures_wall_time() -> None:
     assert [d.metric for d in DESCRIPTORS if d.figures.wall_time] == [Metric.TIME]
 
 
+def test_instructions_are_the_countable_figure() -> None:
+    """A workflow says "fewer instructions" but "less time", asking the descriptors which."""
+    from perflab.lenses.registry import countable_metrics
+
+    assert countable_metrics() == {Metric.INSTRUCTIONS}
+
+
 def test_only_a_lens_that_runs_valgrind_runs_all_under_it() -> None:
     # the memory lens measures its footprint natively: one JIT cache serves both its sides
     under = {d.metric for d in DESCRIPTORS if d.planning.all_under_valgrind}
