@@ -177,3 +177,14 @@ def test_no_lens_is_registered_under_an_artifact_scope() -> None:
     them as its own."""
     scopes = {ArtifactScope.OUTPUT_CHECK, ArtifactScope.CLUSTER}
     assert not scopes & {d.metric for d in DESCRIPTORS}
+
+
+def test_a_shared_recording_is_read_a_way_measure_knows() -> None:
+    """A descriptor names its reading as a `Reading`'s value (the catalogue sits below
+    measure/): every one given must be one."""
+    from perflab.measure.perf.recordings import Reading
+
+    for descriptor in DESCRIPTORS:
+        shared = descriptor.planning.shares_recording
+        if shared is not None:
+            assert Reading(shared.reading) and shared.name
