@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 from perflab.analyse.gathered import GatheredAnalyses
 from perflab.analyse.run import with_sections
-from perflab.lenses.registry import DESCRIPTORS, lens_for, top_level_lists
+from perflab.lenses.registry import DESCRIPTORS, lens_for, top_level_lists, wall_time_metrics
 from perflab.measure.lens import FAILED_ARTIFACT, BenchmarkData
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
@@ -40,6 +40,7 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
             differences=(_measured_apart(baseline, candidate),),
             findings=tuple(found.findings),
             top_level_lists=top_level_lists(),
+            wall_time_metrics=wall_time_metrics(),
             cross_run=True,
             baseline_run_id=baseline.run_id,
             samples=tuple(samples_read),

@@ -14,7 +14,7 @@ from perflab.analyse.gathered import GatheredAnalyses
 from perflab.analyse.hidden_dispatch import with_cpu_ran
 from perflab.analyse.outputs import judge_outputs
 from perflab.analyse.quantiles import quantiles_kept
-from perflab.lenses.registry import descriptor_for, lens_for, top_level_lists
+from perflab.lenses.registry import descriptor_for, lens_for, top_level_lists, wall_time_metrics
 from perflab.lenses.sections import lens_sections
 from perflab.lenses.shared_options import analysis_cache_of
 from perflab.measure.lens import FAILED_ARTIFACT, BenchmarkData, LensAnalysis
@@ -113,6 +113,7 @@ def _analyse_run(run: StoredRun) -> RunResult:
             error=run.error,
             findings=tuple(analysed.findings),
             top_level_lists=top_level_lists(),
+            wall_time_metrics=wall_time_metrics(),
             samples=run.samples,
             artifacts=run.artifacts,
             measurements=tuple(analysed.measurements.values()),

@@ -34,7 +34,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from perflab.lenses.descriptor import BlindSpot
-from perflab.lenses.registry import DESCRIPTORS, descriptor_for, wall_time_metrics
+from perflab.lenses.registry import (
+    DESCRIPTORS,
+    countable_metrics,
+    descriptor_for,
+    wall_time_metrics,
+)
 from perflab.records.code_findings import Finding, Seen
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.lens_agreement import LensDisagreement
@@ -362,5 +367,7 @@ def _disagreeing(
                 other_ci_high=other.ci_high,
                 other_verdict=other.verdict,
                 decisive=decisive,
+                gate_countable=gate in countable_metrics(),
+                other_countable=other.metric in countable_metrics(),
             )
     return None

@@ -80,6 +80,9 @@ class CostProbe:
     # ... and those the whole set-up and statement initialised, in the probe's worker: a lens
     # that runs them in its fork server first (a profiler's warm-up) cannot fork from it
     setup_device_runtimes: tuple[str, ...] = ()
+    # the recordings two or more of the run's lenses read (their descriptors'
+    # `shares_recording`, named by the engine): a statement's is made once for all of them
+    shared_recordings: frozenset[str] = frozenset()
 
     def with_recent_cpus(self, recent: Sequence[int]) -> CostProbe:
         """The CPUs valgrind's processes may count on: the lower median of this probe's and

@@ -9,18 +9,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from perflab.budget.costs import LEARN_FROM_S, CostProbe, learned_costs, lens_costs
+from perflab.budget.costs import LEARN_FROM_S, CostProbe, LensCost, learned_costs, lens_costs
 from perflab.budget.machine_speed import RECENT_PROBES, MachineSpeed
 from perflab.budget.plan import BudgetPlan, plan_budget
 from perflab.engine.prepare.caches import IsolatedCaches, NativeRunsAhead
 from perflab.engine.prepare.probe import ProbeHost, probe_benchmark
 from perflab.engine.prepare.recent_probes import Recalled, RecentProbes, benchmark_key
-from perflab.lenses.registry import cost_model, descriptor_for
+from perflab.lenses.registry import cost_model, descriptor_for, shared_recordings
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import PlanReporter, ProgressReporter
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import VARIANT_FIELDS, Benchmark, Experiment, Variant
+from perflab.records.settings import Settings
 
 # A workflow's runs in one process (bisect steps, history points, a stack's pairs) plan with
 # the machine speed one of them measured this long ago at most: the reference runs are a large
@@ -102,8 +103,7 @@ class BenchmarkPlanner:
         self.speed = probe.speed
         if carried is None and self.recent is not None:  # measured now, joined by the recent
             self.speeds.measured(self.cpu, valgrind, probe.speed, self.clock())
-        models = {metric: cost_model(metric) for metric in settings.metrics}
-        costs = learned_costs(lens_costs(probe, settings, models), recalled.lens_ratios)
+        costs = learned_costs(_lens_costs(probe, settings), recalled.lens_ratios)
         try:
             plan = plan_budget(
                 settings.budget_s,
@@ -205,3 +205,11 @@ def _at_point(experiment: Experiment, benchmark: Benchmark, caches: IsolatedCach
 
 def _since(started_at_s: float | None, clock: Callable[[], float]) -> float:
     return 0.0 if started_at_s is None else max(0.0, clock() - started_at_s)
+
+
+def _lens_costs(probe: CostProbe, settings: Settings) -> list[LensCost]:
+    """Each of the run's lenses' costs by its descriptor's model, told which recordings two or
+    more of them share (their descriptors' `shares_recording`): those are made once."""
+    models = {metric: cost_model(metric) for metric in settings.metrics}
+    shared = replace(probe, shared_recordings=shared_recordings(settings.metrics))
+    return lens_costs(shared, settings, models)

@@ -111,6 +111,18 @@ class WorkerNeeds:
 
 
 @dataclass(frozen=True)
+class SharedRecording:
+    """A perf recording of a statement's measured region that the lens reads, and every other
+    lens of a run that names the same recording reads too: one recording per variant, made by
+    whichever of them measures first, read back once per reading they ask for, its blocks in the
+    order drawn for the first of them listed (measure/perf/runs.py, `shared_recipe`). A
+    command's recordings are each lens's own: each records its runs at its own rate."""
+
+    name: str  # the recording (budget.perf_costs.CALL_GRAPH_RECORDING): one name, one recording
+    reading: str  # how the lens reads it back: a measure/perf/recordings.py `Reading`'s value
+
+
+@dataclass(frozen=True)
 class Planning:
     """What the budget's plan prices (budget/plan.py) and what the run arranges before the lens
     measures (engine/): read before any lens is imported."""
@@ -135,6 +147,9 @@ class Planning:
     # the lens reports its own overruns of the budget, so the engine adds no "took longer than
     # its share" note
     reports_overruns: bool = False
+    # a statement's perf recording the lens reads with other lenses of the run: made once for
+    # all of them (and priced once, `budget.CostProbe.shared_recordings`); None: its own
+    shares_recording: SharedRecording | None = None
 
 
 @dataclass(frozen=True)
@@ -153,6 +168,9 @@ class Figures:
     # the lens is analysed from its samples alone (no artifacts: profiles, call graphs), so a
     # run read back from a JSON document can be compared by it (analyse/compare.py)
     analysed_from_samples: bool = False
+    # the lens's figure counts things (instructions): a fall is "fewer", not "less" (a
+    # workflow's words where two lenses disagree, report/workflow_views.py)
+    countable: bool = False
     # "module:function" taking `Lens.analyse`'s arguments (benchmark, variants, data,
     # experiment) to a `LensAnalysis` of the comparisons' figures alone (ratio, interval,
     # verdict, values; no details, notes or measurements), the same to the bit as `analyse`

@@ -3,6 +3,7 @@ to users. Adding a lens is adding its package and one line here."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from perflab.budget.costs import CostModel, composed_cost
@@ -16,7 +17,7 @@ from perflab.lenses.rss import DESCRIPTOR as RSS
 from perflab.lenses.time import DESCRIPTOR as TIME
 from perflab.lenses.torch import DESCRIPTOR as TORCH
 from perflab.records.errors import ConfigError
-from perflab.records.kinds import Metric
+from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import LensOption, Settings
 
 if TYPE_CHECKING:
@@ -60,6 +61,41 @@ def top_level_lists() -> tuple[str, ...]:
 def wall_time_metrics() -> frozenset[Metric]:
     """The lenses measuring the whole statement's wall time (`Figures.wall_time`)."""
     return frozenset(d.metric for d in DESCRIPTORS if d.figures.wall_time)
+
+
+def countable_metrics() -> frozenset[Metric]:
+    """The lenses whose figure counts things (`Figures.countable`): "fewer", not "less"."""
+    return frozenset(d.metric for d in DESCRIPTORS if d.figures.countable)
+
+
+def recording_readers(
+    metric: Metric, metrics: Collection[Metric], kind: BenchmarkKind
+) -> dict[Metric, str]:
+    """The lenses of `metrics` reading the recording `metric`'s lens reads of a benchmark of
+    `kind` (`Planning.shares_recording`), `metric`'s own included, each with its reading, in
+    the order the lenses are listed; empty: it shares none. A command's: `metric`'s alone."""
+    own = descriptor_for(metric).planning.shares_recording
+    if own is None:
+        return {}
+    if kind is not BenchmarkKind.STATEMENT:
+        return {metric: own.reading}
+    return {
+        d.metric: shared.reading
+        for d in DESCRIPTORS
+        if d.metric in metrics
+        and (shared := d.planning.shares_recording) is not None
+        and shared.name == own.name
+    }
+
+
+def shared_recordings(metrics: Collection[Metric]) -> frozenset[str]:
+    """The recordings two or more of `metrics`' lenses read (`Planning.shares_recording`)."""
+    named = [
+        shared.name
+        for d in DESCRIPTORS
+        if d.metric in metrics and (shared := d.planning.shares_recording) is not None
+    ]
+    return frozenset(name for name in named if named.count(name) > 1)
 
 
 def region_metrics() -> tuple[Metric, ...]:

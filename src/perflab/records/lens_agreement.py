@@ -23,6 +23,10 @@ class LensDisagreement:
     other_ci_high: float
     other_verdict: Verdict
     decisive: bool  # the other lens's whole CI lies beyond the threshold, its own way
+    # each lens's figure counts things (the descriptors' `Figures.countable`, named by the
+    # analysis): its fall is "fewer", not "less"
+    gate_countable: bool = False
+    other_countable: bool = False
 
     @property
     def decisively_faster(self) -> bool:

@@ -58,6 +58,9 @@ class RunResult:
     # the lenses' top-level JSON lists present in every document, empty or not (the lens
     # descriptors' `top_level_lists`, named by the analysis)
     top_level_lists: tuple[str, ...] = ()
+    # the lenses measuring the whole statement's wall time (the descriptors' `Figures.wall_time`,
+    # named by the analysis): whose `measurements` the hyperfine-style exports hold
+    wall_time_metrics: frozenset[Metric] = frozenset()
 
     @property
     def title(self) -> str:

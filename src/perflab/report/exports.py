@@ -14,7 +14,6 @@ import re
 from collections import Counter
 from typing import Any
 
-from perflab.records.kinds import Metric
 from perflab.records.model import Measurement
 from perflab.records.results import RunResult
 
@@ -61,7 +60,9 @@ def _commands(result: RunResult, rows: list[Measurement]) -> list[str]:
 
 
 def _time_rows(result: RunResult) -> list[Measurement]:
-    return [m for m in result.measurements if m.metric is Metric.TIME and m.unit == "ns"]
+    """The wall-time lenses' rows in ns: hyperfine's exports are wall times."""
+    wall_time = result.wall_time_metrics
+    return [m for m in result.measurements if m.metric in wall_time and m.unit == "ns"]
 
 
 def _parameters(result: RunResult, benchmark: str) -> dict[str, str]:

@@ -68,34 +68,37 @@ def ratio_text(
     return format_ratio(ratio, low, high)
 
 
-def change_words(metric: Metric, ratio: float, verdict: Verdict) -> str:
+def change_words(metric: Metric, ratio: float, verdict: Verdict, *, countable: bool) -> str:
     """A lens's change in words: "7.3% more instructions", "12.6% less time", "time unchanged
-    (1.002)"."""
+    (1.002)"; `countable`: its figure counts things, so a fall is "fewer"."""
     if verdict in (Verdict.FASTER, Verdict.SLOWER):
-        fewer = "fewer" if metric is Metric.INSTRUCTIONS else "less"
+        fewer = "fewer" if countable else "less"
         return f"{abs(ratio - 1.0):.1%} {'more' if ratio > 1.0 else fewer} {metric}"
     if verdict is Verdict.EQUIVALENT:
         return f"{metric} unchanged ({ratio:.3f})"
     return f"{metric} {ratio:.3f}, {verdict}"
 
 
+def _gate_words(d: LensDisagreement) -> str:
+    return change_words(d.gate, d.gate_ratio, d.gate_verdict, countable=d.gate_countable)
+
+
+def _other_words(d: LensDisagreement) -> str:
+    return change_words(d.other, d.other_ratio, d.other_verdict, countable=d.other_countable)
+
+
 def disagreement_text(disagreement: LensDisagreement, follows: str) -> str:
     """Where two lenses disagree, said beside the decision: "7.3% more instructions, but 12.6%
     less time: the gate follows instructions (--metric)"; `follows` names who decided."""
     d = disagreement
-    return (
-        f"{change_words(d.gate, d.gate_ratio, d.gate_verdict)}, but "
-        f"{change_words(d.other, d.other_ratio, d.other_verdict)}: {follows} follows {d.gate} "
-        "(--metric)"
-    )
+    return f"{_gate_words(d)}, but {_other_words(d)}: {follows} follows {d.gate} (--metric)"
 
 
 def overruled_text(disagreement: LensDisagreement) -> str:
     """Why the CI's default gate did not fail on a rise in instructions."""
     d = disagreement
     return (
-        f"{change_words(d.gate, d.gate_ratio, d.gate_verdict)}, but "
-        f"{change_words(d.other, d.other_ratio, d.other_verdict)}, decisively: the default CI "
+        f"{_gate_words(d)}, but {_other_words(d)}, decisively: the default CI "
         f"gate does not fail a change the {d.other} lens says is faster (--metric {d.gate} "
         f"gates by {d.gate} alone)"
     )
@@ -307,8 +310,7 @@ def _other_lens(disagreement: LensDisagreement | None) -> Cell:
     """What the lens that disagrees says: "12.6% less time"; empty where none does."""
     if disagreement is None:
         return Cell("")
-    d = disagreement
-    return Cell(change_words(d.other, d.other_ratio, d.other_verdict), Style.EMPHASIS)
+    return Cell(_other_words(disagreement), Style.EMPHASIS)
 
 
 def _before_after(change: HistoryChange) -> str:

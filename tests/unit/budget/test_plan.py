@@ -28,7 +28,7 @@ from perflab.lenses.instructions.cost import (
     instructions_cost,
 )
 from perflab.lenses.memory import MEMORY
-from perflab.lenses.registry import cost_model
+from perflab.lenses.registry import cost_model, shared_recordings
 from perflab.lenses.rss.cost import rss_cost
 from perflab.lenses.time.cost import server_rounds, time_generation_s
 from perflab.lenses.torch.cost import (
@@ -46,7 +46,9 @@ SUBJECT = "perflab.budget.plan"
 
 
 def _costs(probe: CostProbe, settings: Settings, *metrics: Metric) -> list[LensCost]:
-    return lens_costs(probe, settings, {m: cost_model(m) for m in metrics})
+    """The lenses' costs as the engine prices them, with the recordings they share named."""
+    shared = dataclasses.replace(probe, shared_recordings=shared_recordings(settings.metrics))
+    return lens_costs(shared, settings, {m: cost_model(m) for m in metrics})
 
 
 def test_the_time_lens_alone_gets_the_whole_budget_but_the_probe_and_the_analysis() -> None:

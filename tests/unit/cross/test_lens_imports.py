@@ -155,8 +155,6 @@ CENTRAL_PACKAGES = ("perflab.plan", "perflab.engine", "perflab.report", "perflab
 # modules there that still name a lens, each with why; shrink-only
 # (test_every_central_exception_is_still_needed)
 NAMES_A_LENS: dict[str, str] = {
-    "perflab.report.exports": "hyperfine's formats are wall times, and report/ reads no lens",
-    "perflab.report.workflow_views": "'fewer instructions' against 'less time': a count noun",
     "perflab.measure.callgrind.count_options": "the counter's defaults are the instructions "
     "lens's, the one every caller but the memory lens means",
 }

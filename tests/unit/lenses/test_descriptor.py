@@ -41,6 +41,13 @@ def test_one_lens_measures_wall_time() -> None:
     assert [d.metric for d in DESCRIPTORS if d.figures.wall_time] == [Metric.TIME]
 
 
+def test_instructions_are_the_countable_figure() -> None:
+    """A workflow says "fewer instructions" but "less time", asking the descriptors which."""
+    from perflab.lenses.registry import countable_metrics
+
+    assert countable_metrics() == {Metric.INSTRUCTIONS}
+
+
 def test_only_a_lens_that_runs_valgrind_runs_all_under_it() -> None:
     # the memory lens measures its footprint natively: one JIT cache serves both its sides
     under = {d.metric for d in DESCRIPTORS if d.planning.all_under_valgrind}
@@ -170,3 +177,14 @@ def test_no_lens_is_registered_under_an_artifact_scope() -> None:
     them as its own."""
     scopes = {ArtifactScope.OUTPUT_CHECK, ArtifactScope.CLUSTER}
     assert not scopes & {d.metric for d in DESCRIPTORS}
+
+
+def test_a_shared_recording_is_read_a_way_measure_knows() -> None:
+    """A descriptor names its reading as a `Reading`'s value (the catalogue sits below
+    measure/): every one given must be one."""
+    from perflab.measure.perf.recordings import Reading
+
+    for descriptor in DESCRIPTORS:
+        shared = descriptor.planning.shares_recording
+        if shared is not None:
+            assert Reading(shared.reading) and shared.name

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -55,6 +56,7 @@ def _result(variants: tuple[Variant, ...], measurements: tuple[Measurement, ...]
         variant_info={},
         differences=(),
         measurements=measurements,
+        wall_time_metrics=frozenset({Metric.TIME}),
     )
 
 
@@ -70,6 +72,15 @@ def test_hyperfine_json_has_its_fields_in_seconds_and_names_a_repeated_command()
     assert first["user"] == 0.0005 and first["system"] == 0.0
     assert first["parameters"] == {"n": "3"}
     assert math.isclose(first["ci_low"], 0.0019)
+
+
+def test_only_the_wall_time_lenses_rows_are_exported() -> None:
+    """hyperfine's exports are wall times: another lens's own figures in ns are not rows."""
+    other = dataclasses.replace(_own("A", (1e6,)), metric=Metric("other"))
+    result = _result((Variant("A"),), (other, _own("A", (2e6,))))
+    assert [r["times"] for r in json.loads(render_hyperfine_json(result))["results"]] == [[0.002]]
+    unnamed = dataclasses.replace(result, wall_time_metrics=frozenset())
+    assert json.loads(render_hyperfine_json(unnamed))["results"] == []
 
 
 def test_csv_has_hyperfine_columns_first_then_perflab_s() -> None:

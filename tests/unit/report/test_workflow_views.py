@@ -120,6 +120,7 @@ def test_a_change_point_that_another_lens_disputes_says_so_in_its_row() -> None:
         other_ci_high=0.9,
         other_verdict=Verdict.FASTER,
         decisive=True,
+        other_countable=True,
     )
     result = history_run(nodes=False)
     rise = dataclasses.replace(result.changes[0], disagreement=faster)
@@ -127,6 +128,13 @@ def test_a_change_point_that_another_lens_disputes_says_so_in_its_row() -> None:
     table = _tables(section)[0]
     assert table.columns[-2:] == ("other lens", "run")
     assert [row[-2].text for row in table.rows] == ["10.0% fewer instructions", ""]
+    uncounted = dataclasses.replace(
+        rise, disagreement=dataclasses.replace(faster, other_countable=False)
+    )
+    table = _tables(history_section(dataclasses.replace(result, changes=(uncounted,))))[0]
+    assert (
+        table.rows[0][-2].text == "10.0% less instructions"
+    )  # the analysis's word, not the name's
     assert table.rows[0][-2].style is Style.EMPHASIS
     said = "04abababab: 49.0% more time, but 10.0% fewer instructions: the history follows time"
     assert any(text.startswith(said) for text in _texts(section))

@@ -48,6 +48,7 @@ def test_a_disagreement_is_found_and_said() -> None:
     found = gate_disagreement([INSTRUCTIONS_MORE, TIME_LESS], Metric.INSTRUCTIONS,
                               ("base", "head"), 0.02)  # fmt: skip
     assert found is not None and found.other is Metric.TIME and found.decisively_faster
+    assert found.gate_countable and not found.other_countable  # the descriptors' word
     assert disagreement_text(found, "the gate") == (
         "7.3% more instructions, but 12.6% less time: the gate follows instructions (--metric)"
     )

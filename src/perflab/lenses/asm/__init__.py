@@ -1,9 +1,17 @@
 """The asm lens: disassembly of the hot functions, normalised and diffed."""
 
+from perflab.budget.perf_costs import CALL_GRAPH_RECORDING
 from perflab.lenses.asm.cost import asm_cost
 from perflab.lenses.asm.metric import ASM as ASM
 from perflab.lenses.asm.options import OPTIONS
-from perflab.lenses.descriptor import Explanation, LensDescriptor, Planning, Probe, ProbeFacts
+from perflab.lenses.descriptor import (
+    Explanation,
+    LensDescriptor,
+    Planning,
+    Probe,
+    ProbeFacts,
+    SharedRecording,
+)
 
 
 def _probe(facts: ProbeFacts) -> Probe:
@@ -20,7 +28,12 @@ DESCRIPTOR = LensDescriptor(
     probe=_probe,
     render="perflab.lenses.asm.render:section",
     options=OPTIONS,
-    planning=Planning(cost=asm_cost, needs_quiet_cpu=False),
+    # a statement's sampled instructions, read from the recording a profile makes too
+    planning=Planning(
+        cost=asm_cost,
+        needs_quiet_cpu=False,
+        shares_recording=SharedRecording(CALL_GRAPH_RECORDING, "leaves"),
+    ),
     explanation=Explanation(
         claims_about_functions=True,
         reads_machine_code=True,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from perflab.budget.costs import CostProbe, LensCost, analysis_s, side_by_side_s
 from perflab.budget.perf_costs import CALL_GRAPH_RECORDING, PERF_START_S
 from perflab.lenses.asm.metric import ASM
-from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.kinds import BenchmarkKind
 from perflab.records.settings import Settings
 
 # each variant's loop recorded this long (sources.py's PROFILE_TARGET_MS), without a call
@@ -23,15 +23,16 @@ ASM_ANALYSIS_S = 1.5
 def asm_cost(probe: CostProbe, settings: Settings) -> LensCost:
     """One worker per variant under perf record (no call graph) for ASM_REGION_S of its loop,
     one after another, read back with perf script; then every variant's hot functions read and
-    disassembled side by side on the CPUs other perflab runs leave. A statement in a run that
-    profiles too is recorded once for both (sources.py): the recording is in the profile lens's
-    cost, charged to whichever of the two runs first (`budget.charge_once`)."""
+    disassembled side by side on the CPUs other perflab runs leave. A statement whose recording
+    other lenses of the run read too (`CostProbe.shared_recordings`) is recorded once for all
+    (sources.py): the recording is in the cost of the lens that makes it with call graphs,
+    charged to whichever of them runs first (`budget.charge_once`)."""
     n = probe.variants
     factor = probe.speed.factor
     post_s = side_by_side_s(ASM_POST_S, n, probe.counting_cpus, factor)
     after_s = analysis_s(probe, ASM_ANALYSIS_S)
     statement = probe.kind is BenchmarkKind.STATEMENT
-    if statement and Metric.PROFILE in settings.metrics:
+    if statement and CALL_GRAPH_RECORDING in probe.shared_recordings:
         return LensCost(
             ASM,
             minimum_s=post_s,

@@ -4,10 +4,13 @@
 of one variant and return per-sample (object, symbol, offset) plus the mapped objects.
 `PerfRecordSource` is the built-in one: a perf recording (`measure/perf/record.py`:
 `record_statement_profile` / `record_command_profile`) with ``cpu-clock``, no call graphs and
-symbol-table names, its samples counted per sampled instruction. For a statement in a run that
-profiles too, it reads the sampled instructions of the profile lens's recording instead
-(measure/perf/recordings.py): one recording per variant for both lenses, made by whichever measures
-first (`shares_recording`).
+symbol-table names, its samples counted per sampled instruction. For a statement in a run with
+other lenses sharing the recording (the descriptors' `shares_recording`: the profile lens), it
+reads the sampled instructions of that recording instead (measure/perf/recordings.py): one
+recording per variant for all of them, made by whichever measures first. A command's recording
+is its own: it records up to MAX_COMMAND_RUNS runs at 4 kHz for MIN_COMMAND_SAMPLES, where the
+profile's 1 s of runs at 999 Hz gives a short command a handful of samples, and 4 kHz with DWARF
+stacks would cost four times as much to unwind.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from perflab.lenses.asm.metric import ASM
+from perflab.lenses.registry import recording_readers
 from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
@@ -33,12 +37,11 @@ from perflab.measure.perf.recordings import (
     RecordedProfile,
     VariantRecording,
 )
-from perflab.measure.perf.runs import call_graph_recipe, record_variants
+from perflab.measure.perf.runs import record_variants, shared_recipe
 from perflab.measure.worker_client import WorkerLaunch, interpreter_for, variant_environment
 from perflab.records.errors import PerflabError, ToolUnavailableError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Variant
-from perflab.records.settings import Settings
 from perflab.tool_drivers.perf import CallGraph, RecordOptions, probe_recording
 from perflab.tool_output.perf_script import UNKNOWN
 
@@ -142,16 +145,6 @@ def profiled_region(profile: RecordedProfile) -> ProfiledRegion:
     return ProfiledRegion(samples=samples, objects=profile.objects)
 
 
-def shares_recording(benchmark: Benchmark, settings: Settings) -> bool:
-    """Whether this lens reads the profile lens's recording rather than making its own: a
-    statement in a run that profiles too. A command is recorded by each: the profile records
-    runs until 1 s of wall time (perf's start-up included) at 999 Hz, so a short command gets a
-    handful of samples, where this lens records up to 10 runs at 4 kHz for MIN_COMMAND_SAMPLES;
-    the profile's runs at 4 kHz with DWARF stacks would cost four times as much to record and
-    unwind."""
-    return benchmark.kind is BenchmarkKind.STATEMENT and Metric.PROFILE in settings.metrics
-
-
 class PerfRecordSource:
     """cpu-clock sampling of the measured region; hardware events are not needed (nor available
     on most VMs)."""
@@ -184,9 +177,10 @@ class PerfRecordSource:
     def profile(
         self, benchmark: Benchmark, variant: Variant, context: LensContext
     ) -> ProfiledRegion:
+        readers = recording_readers(ASM, context.experiment.settings.metrics, benchmark.kind)
         try:
-            if shares_recording(benchmark, context.experiment.settings):
-                return profiled_region(self._shared(benchmark, variant, context))
+            if len(readers) > 1:
+                return profiled_region(self._shared(benchmark, variant, context, readers))
             return profiled_region(self._record(benchmark, variant, context))
         except PerflabError as error:
             error.variant = error.variant or variant.name
@@ -194,19 +188,21 @@ class PerfRecordSource:
             raise
 
     def _shared(
-        self, benchmark: Benchmark, variant: Variant, context: LensContext
+        self,
+        benchmark: Benchmark,
+        variant: Variant,
+        context: LensContext,
+        readers: Mapping[Metric, str],
     ) -> RecordedProfile:
-        """This variant's sampled instructions in the run's call-graph recording, its processes
+        """This variant's sampled instructions in the recording `readers` share, its processes
         pooled: the recording is made for every variant at once, by the first lens to ask, and
-        kept for the next one. The recording's options are the profile's (its event, 999 Hz,
-        call graphs); the leaves of any of them are what this lens counts."""
+        kept for the next one. The recording's options are the call graphs' (their event, 999
+        Hz); the leaves of any of them are what this lens counts."""
         names = [v.name for v in context.experiment.variants]
         asked = (context.recordings, benchmark.name, tuple(names))
         if asked != self._taken_for:
-            # the profile lens's schedule: the recipe that lens asks for too, so one recording
-            recipe = call_graph_recipe(
-                context.runner, (Reading.CALL_GRAPHS, Reading.LEAVES), schedule=Metric.PROFILE
-            )
+            # the recipe every reader asks for, whichever asks first: one recording
+            recipe = shared_recipe(context.runner, readers)
             self._taken = context.recordings.take(
                 benchmark.name,
                 names,

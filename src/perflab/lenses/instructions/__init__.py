@@ -43,7 +43,8 @@ DESCRIPTOR = LensDescriptor(
         all_under_valgrind=True,
         needs_quiet_cpu=False,
     ),
-    figures=Figures(sees_region=True, measures_alone=True),  # a lone variant's own count
+    # a lone variant's own count
+    figures=Figures(sees_region=True, measures_alone=True, countable=True),
     explanation=Explanation(
         accounts="perflab.lenses.instructions.account:accounting",
         claims_about_functions=True,

@@ -1,6 +1,14 @@
 """The profile lens: perf record samples, hot symbols and a differential flame graph."""
 
-from perflab.lenses.descriptor import Explanation, LensDescriptor, Planning, Probe, ProbeFacts
+from perflab.budget.perf_costs import CALL_GRAPH_RECORDING
+from perflab.lenses.descriptor import (
+    Explanation,
+    LensDescriptor,
+    Planning,
+    Probe,
+    ProbeFacts,
+    SharedRecording,
+)
 from perflab.lenses.profile.cost import profile_cost
 from perflab.lenses.profile.metric import PROFILE as PROFILE
 
@@ -19,7 +27,10 @@ DESCRIPTOR = LensDescriptor(
     lens="perflab.lenses.profile.measure:ProfileLens",
     probe=_probe,
     render="perflab.lenses.profile.render:section",
-    planning=Planning(cost=profile_cost),
+    # a statement's recording, read as call graphs; the asm lens reads its sampled instructions
+    planning=Planning(
+        cost=profile_cost, shares_recording=SharedRecording(CALL_GRAPH_RECORDING, "call graphs")
+    ),
     explanation=Explanation(
         accounts="perflab.lenses.profile.account:accounting",
         claims_about_functions=True,

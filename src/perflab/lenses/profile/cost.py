@@ -10,7 +10,7 @@ from perflab.budget.perf_costs import (
     PERF_START_S,
 )
 from perflab.lenses.profile.metric import PROFILE
-from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.kinds import BenchmarkKind
 from perflab.records.settings import Settings
 
 # perf script and symbolisation of one statement process's recording (its share of the region)
@@ -20,7 +20,7 @@ PROFILE_COMMAND_POST_S = 1.5  # ... of a command's runs, per variant
 # perf record's control FIFO each way, a latency the machine's speed factor does not scale
 PROFILE_TOGGLE_S = 0.003
 # the asm lens's reading of the same recording (sampled instructions only, no unwinding): made
-# with the recording when the run has both lenses
+# with the recording when the run has a lens sharing it
 LEAVES_POST_S = 0.1
 PROFILE_ANALYSIS_S = 0.05  # after measuring: flame trees and per-symbol shares
 
@@ -28,16 +28,17 @@ PROFILE_ANALYSIS_S = 0.05  # after measuring: flame trees and per-symbol shares
 def profile_cost(
     probe: CostProbe, settings: Settings, *, processes: int = CALL_GRAPH_PROCESSES
 ) -> LensCost:
-    """`processes`: workers per variant of a statement. All of it is the recording the asm
-    lens reads too (statements): whichever of the two runs first pays it (`budget.charge_once`)."""
+    """`processes`: workers per variant of a statement. All of it is the recording other lenses
+    of the run may read too (statements, `CostProbe.shared_recordings`): whichever of them runs
+    first pays it (`budget.charge_once`)."""
     n = probe.variants
     factor = probe.speed.factor
     statement = probe.kind is BenchmarkKind.STATEMENT
     processes = processes if statement else 1
     start_s = probe.startup_s + PERF_START_S * factor if statement else 0.0
     record_s = max(CALL_GRAPH_REGION_S, processes * probe.sample_s)
-    # statements: the asm lens's reading is made with the recording (asm/sources.py)
-    shared = statement and Metric.ASM in settings.metrics
+    # statements: the other readers' readings (the asm lens's) are made with the recording
+    shared = statement and CALL_GRAPH_RECORDING in probe.shared_recordings
     post_s = PROFILE_POST_S + (LEAVES_POST_S if shared else 0.0)
     # statements: each generation's variants are read back (perf script) side by side, on
     # the CPUs other perflab runs leave (measure/perf/runs.py, with all_cpus and run_threads

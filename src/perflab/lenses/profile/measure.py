@@ -15,8 +15,9 @@ used instead; the choice made is recorded with the profile.
 perf falls back from `cycles` to `cpu-clock` without a PMU (VMs) and says nothing; the event that
 was really sampled is read back with `perf evlist` and reported.
 
-The recording itself is measure/perf/runs.py; for a statement, a run with the asm lens too
-records once per variant for both (measure/perf/recordings.py), whichever lens measures first.
+The recording itself is measure/perf/runs.py; for a statement, a run with other lenses that
+share it (the asm lens) records once per variant for all (measure/perf/recordings.py), whichever
+lens measures first.
 """
 
 from __future__ import annotations
@@ -33,11 +34,11 @@ from perflab.lenses.profile.analyse import (
     fallback_note,
 )
 from perflab.lenses.profile.metric import PROFILE
+from perflab.lenses.registry import recording_readers
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import LensAnalysis, LensContext
 from perflab.measure.perf.recordings import Reading, Recipe, RecordedProfile
-from perflab.measure.perf.runs import WALL_NS, call_graph_recipe, record_variants
-from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.measure.perf.runs import WALL_NS, record_variants, shared_recipe
 from perflab.records.model import (
     Artifact,
     Benchmark,
@@ -94,17 +95,12 @@ class ProfileLens:
         return self._chosen
 
     def recipe(self, benchmark: Benchmark, context: LensContext) -> Recipe:
-        """The recording, and its readings: for a statement in a run with the asm lens, that
-        lens reads the same recording's sampled instructions (its sources.py asks for the same
-        recipe; a command it records itself, see its `shares_recording`)."""
-        readings = {Reading.CALL_GRAPHS}
-        statement = benchmark.kind is BenchmarkKind.STATEMENT
-        if statement and Metric.ASM in context.experiment.settings.metrics:
-            readings.add(Reading.LEAVES)
-        return call_graph_recipe(
+        """The recording, and its readings: for a statement, every lens of the run that shares
+        it (the descriptors' `shares_recording`) reads the same recording its own way."""
+        metrics = context.experiment.settings.metrics
+        return shared_recipe(
             context.runner,
-            readings,
-            schedule=PROFILE,
+            recording_readers(PROFILE, metrics, benchmark.kind),
             options=self._options(context.runner),
             region_s=self.region_s,
             max_command_runs=self.max_command_runs,

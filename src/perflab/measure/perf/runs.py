@@ -13,7 +13,7 @@ recorded `region_s` or `max_command_runs` blocks ran, the runs' samples pooled.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,26 +52,27 @@ from perflab.tool_output.perf_script import ProfileSample
 WALL_NS = "wall_ns"  # the name of the recorded regions' wall-time samples
 
 
-def call_graph_recipe(
+def shared_recipe(
     runner: ProcessRunner,
-    readings: Iterable[Reading],
+    readers: Mapping[Metric, str],
     *,
-    schedule: str,
     options: RecordOptions | None = None,
     region_s: float = CALL_GRAPH_REGION_S,
     max_command_runs: int = CALL_GRAPH_COMMAND_RUNS,
 ) -> Recipe:
-    """The recording with call graphs (the profile lens's), with `options` as probed already,
-    or `RecordOptions()` as perf here accepts them; its blocks in the order drawn for the lens
-    `schedule` names. The asm lens reads a statement's leaves when a
-    run has both lenses: every sampled instruction is in it, whatever the event and call graphs."""
+    """The recording with call graphs that `readers` read: the run's lenses sharing it, in the
+    order they are listed, each with its `Reading`'s value (their descriptors' `shares_recording`,
+    `registry.recording_readers`). Read back every way one of them reads it, its blocks in the
+    order drawn for the first of them, so that whichever asks first gets the recipe the others
+    ask for too: one recording. Every sampled instruction is in it, whatever the event and
+    call graphs. `options` as probed already, or `RecordOptions()` as perf here accepts them."""
     return Recipe(
         options=options or probe_recording(runner, RecordOptions())[0],
         region_s=region_s,
         processes=CALL_GRAPH_PROCESSES,
         max_command_runs=max_command_runs,
-        readings=frozenset(readings),
-        schedule=schedule,
+        readings=frozenset(Reading(reading) for reading in readers.values()),
+        schedule=next(iter(readers)),
     )
 
 

@@ -30,11 +30,13 @@ def test_a_sample_longer_than_the_region_is_recorded_whole() -> None:
     assert cost.minimum_s == pytest.approx(2 * per_variant_s + ASM_POST_S)
 
 
-def test_with_the_profile_lens_a_statement_shares_its_recording() -> None:
-    cost = asm_cost(QUICK, Settings(metrics=(Metric.PROFILE, Metric.ASM)))
+def test_a_statement_s_shared_recording_is_another_lens_s_cost() -> None:
+    # the engine names the recordings the run's lenses share (registry.shared_recordings)
+    shared = dataclasses.replace(QUICK, shared_recordings=frozenset({CALL_GRAPH_RECORDING}))
+    cost = asm_cost(shared, Settings(metrics=(Metric.PROFILE, Metric.ASM)))
     assert cost.shares == CALL_GRAPH_RECORDING
     assert cost.minimum_s == pytest.approx(ASM_POST_S)
     # a command has no shared recording: it records its own runs
-    command = dataclasses.replace(QUICK, kind=BenchmarkKind.COMMAND, startup_s=0.0)
+    command = dataclasses.replace(shared, kind=BenchmarkKind.COMMAND, startup_s=0.0)
     own = asm_cost(command, Settings(metrics=(Metric.PROFILE, Metric.ASM)))
     assert own.shares == "" and own.minimum_s > ASM_POST_S

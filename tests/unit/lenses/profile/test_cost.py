@@ -20,6 +20,9 @@ from perflab.records.settings import Settings
 from tests.support.cost_probes import QUICK_TWO_CPUS as QUICK
 
 PROFILE = Settings(metrics=(Metric.PROFILE,))
+PROFILE_ASM = Settings(metrics=(Metric.PROFILE, Metric.ASM))
+# the engine names the recordings the run's lenses share (registry.shared_recordings)
+SHARED = dataclasses.replace(QUICK, shared_recordings=frozenset({CALL_GRAPH_RECORDING}))
 
 
 def test_a_statements_workers_are_recorded_and_read_back_side_by_side() -> None:
@@ -36,15 +39,15 @@ def test_a_statements_workers_are_recorded_and_read_back_side_by_side() -> None:
     assert cost.needs == f"{CALL_GRAPH_REGION_S:g} s recorded per variant, then symbolised"
 
 
-def test_with_the_asm_lens_the_recording_is_shared_and_read_for_it_too() -> None:
+def test_a_recording_shared_is_read_for_the_other_lenses_too() -> None:
     alone = profile_cost(QUICK, PROFILE, processes=3)
-    shared = profile_cost(QUICK, Settings(metrics=(Metric.PROFILE, Metric.ASM)), processes=3)
+    shared = profile_cost(SHARED, PROFILE_ASM, processes=3)
     assert shared.shares == CALL_GRAPH_RECORDING and shared.shared_s == shared.minimum_s
     assert shared.minimum_s == pytest.approx(alone.minimum_s + 3 * LEAVES_POST_S)
 
 
 def test_a_command_is_one_process_per_variant_and_never_toggled() -> None:
-    command = dataclasses.replace(QUICK, kind=BenchmarkKind.COMMAND, startup_s=0.0, sample_s=0.5)
-    cost = profile_cost(command, Settings(metrics=(Metric.PROFILE, Metric.ASM)))
+    command = dataclasses.replace(SHARED, kind=BenchmarkKind.COMMAND, startup_s=0.0, sample_s=0.5)
+    cost = profile_cost(command, PROFILE_ASM)
     assert cost.minimum_s == pytest.approx(2 * PROFILE_COMMAND_POST_S + 2 * CALL_GRAPH_REGION_S)
     assert cost.shares == ""  # the asm lens records a command's runs itself

@@ -9,7 +9,7 @@ import dataclasses
 import os
 
 from perflab.measure.perf.recordings import Reading
-from perflab.measure.perf.runs import call_graph_recipe, record_variants, recorded_share
+from perflab.measure.perf.runs import record_variants, recorded_share, shared_recipe
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark
 from perflab.tool_drivers.perf import CallGraph
@@ -20,6 +20,9 @@ from tests.support.scripted_worker import ScriptedWorker
 
 SETTINGS = dataclasses.replace(FAST, metrics=(Metric.PROFILE, Metric.ASM), warmup_blocks=1)
 BOTH = (Reading.CALL_GRAPHS, Reading.LEAVES)
+# two lenses sharing the recording, in the order listed, each with its reading (what
+# registry.recording_readers gives); measure/ names no lens, so any two metrics will do
+READERS = {Metric("first"): "call graphs", Metric("second"): "leaves"}
 
 
 def _perf() -> ScriptedPerf:
@@ -28,17 +31,25 @@ def _perf() -> ScriptedPerf:
 
 def test_the_recipe_takes_the_call_graph_perf_accepts() -> None:
     perf = ScriptedPerf(ScriptedWorker(loop_ns), refused_call_graphs=frozenset({"dwarf"}))
-    recipe = call_graph_recipe(perf.runner(), BOTH, schedule="profile")
+    recipe = shared_recipe(perf.runner(), READERS)
     assert recipe.options.call_graph is CallGraph.FP
     assert recipe.readings == frozenset(BOTH) and recipe.processes == 2
+
+
+def test_every_reader_asks_for_one_recipe_on_the_first_reader_s_schedule() -> None:
+    runner = ScriptedPerf(ScriptedWorker(loop_ns)).runner()
+    recipe = shared_recipe(runner, READERS)
+    assert recipe.readings == frozenset(BOTH) and recipe.schedule == "first"
+    # whichever lens asks, it passes the same readers: the same recipe, so one recording
+    assert shared_recipe(runner, dict(READERS)) == recipe
+    alone = shared_recipe(runner, {Metric("first"): "call graphs"})
+    assert alone.readings == {Reading.CALL_GRAPHS} and alone.schedule == "first"
 
 
 def test_a_statement_s_recording_is_read_once_per_reading() -> None:
     perf = _perf()
     context, _ = lens_context(perf.runner(), SETTINGS)
-    recipe = dataclasses.replace(
-        call_graph_recipe(context.runner, BOTH, schedule="profile"), region_s=0.02
-    )
+    recipe = dataclasses.replace(shared_recipe(context.runner, READERS), region_s=0.02)
     recorded = record_variants(BENCH, context, recipe, Metric.PROFILE)
     perf.control.join()
     assert set(recorded) == set(BOTH)
@@ -55,9 +66,7 @@ def test_a_statement_s_recording_is_read_once_per_reading() -> None:
 def test_a_command_s_runs_are_read_once_per_reading_and_pooled() -> None:
     perf = _perf()
     context, _ = lens_context(perf.runner(), SETTINGS)
-    recipe = dataclasses.replace(
-        call_graph_recipe(context.runner, BOTH, schedule="profile"), max_command_runs=2
-    )
+    recipe = dataclasses.replace(shared_recipe(context.runner, READERS), max_command_runs=2)
     command = Benchmark(name="c", cmd="./prog")
     recorded = record_variants(command, context, recipe, Metric.PROFILE)
     assert len(perf.recorded) == 4 and len(perf.read) == 8
