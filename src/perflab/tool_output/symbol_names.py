@@ -22,7 +22,19 @@ from dataclasses import dataclass
 from functools import cached_property
 
 # the kinds of copy, as the suffix names them
-_KINDS = r"(?:cold|part|isra|constprop|lto_priv|localalias|clone|llvm|specialized)"
+_KIND_WORDS = (
+    "cold",
+    "part",
+    "isra",
+    "constprop",
+    "lto_priv",
+    "localalias",
+    "clone",
+    "llvm",
+    "specialized",
+)
+_KINDS = rf"(?:{'|'.join(_KIND_WORDS)})"
+_SUFFIX_START = re.compile(rf"\.{_KINDS}")
 _SUFFIX = rf"\.{_KINDS}(?:\.\d+)*"
 _MANGLED = re.compile(rf"(?:{_SUFFIX})+$")
 _DEMANGLED = re.compile(rf"\s*(?:\[clone |\()(?:{_SUFFIX})+[\])]")
@@ -30,6 +42,8 @@ _DEMANGLED = re.compile(rf"\s*(?:\[clone |\()(?:{_SUFFIX})+[\])]")
 
 def split_clone_suffixes(name: str) -> tuple[str, str]:
     """(the function's name, the copy's suffixes as written: "" for the function itself)."""
+    if not _SUFFIX_START.search(name):  # most names have no suffix
+        return name.strip() or name, ""
     brackets = "".join(found.group(0) for found in _DEMANGLED.finditer(name))
     rest = _DEMANGLED.sub("", name)
     suffix = _MANGLED.search(rest)

@@ -92,19 +92,28 @@ def split_member(name: str) -> tuple[str, str]:
     match = _IFUNC_TARGET.match(base)
     if match:
         return match.group("base"), match.group("member")
-    match = _GCC_VERSION.search(base)
+    # each search runs only where the text it needs is there: an object's symbol table is read
+    # whole (libtorch_cpu.so: 420k names, most of them long C++ names with no member)
+    match = _GCC_VERSION.search(base) if "." in base else None
     if match:
         return base[: match.start()], match.group("member")
-    match = _VERSION_BRACKET.search(base)
+    match = _VERSION_BRACKET.search(base) if "[clone ." in base else None
     if match and _GCC_VERSION.fullmatch("." + match.group("member")):
         return base[: match.start()], match.group("member")
-    match = ISA_NAMESPACE.search(base)
+    match = ISA_NAMESPACE.search(base) if _ISA_NAMESPACE_START.search(base) else None
     if match:
         return ISA_NAMESPACE.sub("CPU_CAPABILITY", base), match.group("member")
-    match = ISA_SUFFIX.search(base)
+    ends_in_word = base[-1:].isalnum() or base.endswith("_")
+    lowered = base.lower() if ends_in_word else ""
+    match = ISA_SUFFIX.search(base) if any(w in lowered for w in _ISA_SUFFIX_STARTS) else None
     if match:
         return base[: match.start()], match.group("member")
     return base, ""
+
+
+# what a member of `ISA_NAMESPACE` and of `ISA_SUFFIX` starts with
+_ISA_NAMESPACE_START = re.compile(r"::(?:DEFAULT::|AVX|ZVECTOR::|VSX::|NEON::|SVE)")
+_ISA_SUFFIX_STARTS = ("avx", "sse", "fma")
 
 
 _DIGITS = re.compile(r"\d+")
