@@ -381,6 +381,10 @@ def libc_truth(built: Built) -> list[str]:
     return [f"nm: {LIBC} has no symbols; readelf -n build-id -> {debug}"]
 
 
+def torch_compile_truth(built: Built) -> list[str]:
+    return ["torch.compile vs eager: hottest symbols from perf report (below)"]
+
+
 def aten_truth(built: Built) -> list[str]:
     return ["ATEN_CPU_CAPABILITY=default vs avx2: hottest symbols from perf report (below)"]
 
@@ -752,6 +756,29 @@ def _case_list() -> list[Case]:
             hottest={"base": r".*DEFAULT::.*", "change": r".*AVX2::.*"},
         )
     )
+    replaced = r"kernel|.*clamp_min.*|.*relu.*"
+    cases.append(
+        Case(
+            "torch_compile",
+            "torch.compile(torch.relu) vs eager torch.relu on 100,000 floats: inductor's generated "
+            "`kernel` (a .main.so compiled at set-up, once per variant) against ATen's clamp_min "
+            "loop; the A/A compiles in both variants",
+            _torch_compile_build,
+            torch_compile_truth,
+            (
+                Expect("asm", ("disappeared", "callee_changed"), "kernel"),
+                Expect("asm", ("appeared", "callee_changed"), r".*clamp_min.*"),
+            ),
+            # the eager path and Dynamo's run whole call chains in one variant only
+            tuple(
+                Expect(lens, ("appeared", "disappeared", "callee_changed"), r".*")
+                for lens in EXPLAIN
+            )
+            + (Expect("asm", ("code_changed",), replaced),),
+            needs=_needs_torch,
+            hottest={"base": "kernel", "change": r".*clamp_min.*", "same": "kernel"},
+        )
+    )
     cases.append(
         Case(
             "cpython_311_312",
@@ -971,6 +998,29 @@ def _glibc_build(directory: Path) -> Built:
         variants=tuple(Variant(r, env=envs[r]) for r in ROLES),  # type: ignore[arg-type]
         objects={r: LIBC for r in ROLES},
         argv={r: _stmt_argv(setup, stmt, 20000) for r in ROLES},
+        env=envs,
+        stmt=stmt,
+        setup=setup,
+    )
+
+
+def _torch_compile_build(directory: Path) -> Built:
+    setup = (
+        "import os, torch; torch.set_num_threads(1); x = torch.randn(100_000); "
+        "f = torch.compile(torch.relu) if os.environ.get('COMPILED') else torch.relu; f(x)"
+    )
+    stmt = "f(x)"
+    envs = {
+        r: ({} if r == "change" else {"COMPILED": "1"}) | {"OMP_NUM_THREADS": "1"} for r in ROLES
+    }
+    import torch
+
+    lib = Path(torch.__file__).parent / "lib" / "libtorch_cpu.so"
+    return Built(
+        name="torch_compile",
+        variants=tuple(Variant(r, env=envs[r]) for r in ROLES),  # type: ignore[arg-type]
+        objects={r: lib for r in ROLES},
+        argv={r: _stmt_argv(setup, stmt, 5000) for r in ROLES},
         env=envs,
         stmt=stmt,
         setup=setup,
