@@ -50,6 +50,27 @@ def test_identity_family_and_member(
         assert fragment_role(name) is role
 
 
+@pytest.mark.parametrize(
+    ("name", "fam", "mem"),
+    [
+        # each search of `split_member` runs only where its text is in the name: on each side of
+        # every guard, the answer the unguarded rule gives
+        ("f<int...>(int...)", "f<int...>(int...)", ""),  # dots, no copy's suffix
+        ("g(float) const", "g(float) const", ""),  # ends in a word, no ISA word
+        ("kernel_avx2(int)", "kernel_avx2(int)", ""),  # an ISA word, not at the end
+        ("kernel_AVX512F", "kernel", "AVX512F"),
+        ("blend_sse4_", "blend", "sse4_"),  # ends in "_", still a word
+        ("sum.fma", "sum", "fma"),
+        ("x::AVX512_VNNI::y(int)", "x::CPU_CAPABILITY::y(int)", "AVX512_VNNI"),
+        ("x::AVXish::y", "x::AVXish::y", ""),  # starts like an ISA namespace, is not one
+        ("h() [clone .avx512f.0]", "h()", "avx512f"),
+        ("q() [clone .lto_priv.0]", "q()", ""),
+    ],
+)
+def test_the_guards_never_change_the_answer(name: str, fam: str, mem: str) -> None:
+    assert (family(name), member(name)) == (fam, mem)
+
+
 def test_callee_stems_fold_widths() -> None:
     assert callee_stem("Sleef_expf8_u10") == callee_stem("Sleef_expf16_u10@plt")
     assert callee_stem("Sleef_expf8_u10") != callee_stem("Sleef_logf8_u10")
