@@ -41,6 +41,7 @@ from perflab.records.document import Block, Cell, Paragraph, Section, Style, Tab
 from perflab.records.explanation import Summary, signed_text
 from perflab.records.kinds import Verdict
 from perflab.records.model import Comparison
+from perflab.tool_output.symbol_names import brief
 
 SHOWN_IN_TEXT = 5  # causes named in the paragraph (all are in the table and the JSON)
 OVERSHOOT = 1.5  # causes adding up to more than this share: others cancelled part of them
@@ -210,10 +211,10 @@ def _text(found: Found, time: Comparison | None, facts: CodeFacts) -> str:
     difference = causes[0].delta_per_iteration / causes[0].share if causes else None
     words = found.what + _time_words(time, difference)
     if found.replaced:
-        words += ": " + "; ".join(c.words for c in found.replaced)
+        words += ": " + "; ".join(c.words(brief) for c in found.replaced)
         words += ", and around it" if causes else ""
     if causes:
-        named = ", ".join(c.words for c in causes[:SHOWN_IN_TEXT])
+        named = ", ".join(c.words(brief) for c in causes[:SHOWN_IN_TEXT])
         more = f" and {len(causes) - SHOWN_IN_TEXT} more" if len(causes) > SHOWN_IN_TEXT else ""
         share = found.accounted or 0.0
         if share > OVERSHOOT:
@@ -271,7 +272,7 @@ def summary_section(found: Sequence[Summary]) -> Section | None:
                 ("function", "object", "Δ per iteration", "share", "evidence"),
                 tuple(
                     (
-                        Cell(cause.named),
+                        Cell(cause.named(brief)),
                         Cell(cause.object),
                         Cell(signed_text(cause.delta_per_iteration, cause.unit)),
                         Cell(f"{cause.share:.0%}"),
@@ -285,7 +286,8 @@ def summary_section(found: Sequence[Summary]) -> Section | None:
         ]
         for cause in listed:
             blocks += [
-                Paragraph(f"{cause.named}: {line}", Style.MUTED) for line in cause.evidence[1:3]
+                Paragraph(f"{cause.named(brief)}: {line}", Style.MUTED)
+                for line in cause.evidence[1:3]
             ]
         subsections.append(Section(title, tuple(blocks)))
     # the paragraphs as the section's first block, a table: every format shows it up front

@@ -4,6 +4,7 @@ perflab.analyse.explanation; a record here so a `RunResult` carries it without r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,21 +25,20 @@ class Cause:
     baseline_per_iteration: float = 0.0
     variant_per_iteration: float = 0.0
 
-    @property
-    def named(self) -> str:
+    def named(self, shown: Callable[[str], str] = str) -> str:
+        """The function, and what replaced it, as `shown` names them."""
         if not self.replaced_by:
-            return self.function
-        return f"{self.function} → {self.replaced_by}"
+            return shown(self.function)
+        return f"{shown(self.function)} → {shown(self.replaced_by)}"
 
-    @property
-    def words(self) -> str:
-        """The cause in the summary's paragraph."""
+    def words(self, shown: Callable[[str], str] = str) -> str:
+        """The cause in the summary's paragraph, its functions named as `shown` names them."""
         delta = signed_text(self.delta_per_iteration, self.unit)
         if not self.replaced_by:
-            return f"{delta} {self.function}"
+            return f"{delta} {shown(self.function)}"
         return (
-            f"{self.function} ({self.baseline_per_iteration:,.0f}) → "
-            f"{self.replaced_by} ({self.variant_per_iteration:,.0f}), {delta}"
+            f"{shown(self.function)} ({self.baseline_per_iteration:,.0f}) → "
+            f"{shown(self.replaced_by)} ({self.variant_per_iteration:,.0f}), {delta}"
         )
 
     def to_json(self) -> dict[str, Any]:

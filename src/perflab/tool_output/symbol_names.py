@@ -130,6 +130,59 @@ def readable(name: str) -> str:
     return base + suffix
 
 
+# a name longer than this is shortened where a sentence names it (`brief`)
+BRIEF_CHARS = 100
+_SHORT_ARGUMENTS = 30  # template arguments this short stay: they are not what makes it long
+# in template arguments: a function called (`impl(`) or pointed to (`&ns::relu`)
+_PART = r"(?:\w+|\(anonymous namespace\))"
+_NAMED_FUNCTION = re.compile(rf"([A-Za-z_]\w*)\(|&(?:{_PART}::)*(\w+)")
+_NOT_A_CALLEE = frozenset({"operator", "lambda", "decltype", "sizeof", "alignof", "noexcept"})
+
+
+def brief(name: str, limit: int = BRIEF_CHARS) -> str:
+    """A long C++ name as a sentence names it: each long template argument list of the
+    outermost name folded to `<…>`, keeping the first function the arguments name (`callback_fn<…
+    clamp_min_scalar_kernel_impl…>`: which kernel a dispatcher's callback runs). Names up to
+    `limit` characters, and names whose brackets do not balance, are returned as they are."""
+    if len(name) <= limit:
+        return name
+    out: list[str] = []
+    inside: list[str] = []
+    depth = 0
+    i = 0
+    while i < len(name):
+        char = name[i]
+        if depth == 0 and name.endswith("operator", 0, i):
+            operator = re.match(r"<=>|<<=|>>=|<<|>>|<=|>=|->|<|>", name[i:])
+            if operator:  # `operator<` and its kin are part of the name, not a bracket
+                out.append(operator.group(0))
+                i += len(operator.group(0))
+                continue
+        if char == "<":
+            depth += 1
+            if depth == 1:
+                inside = []
+                i += 1
+                continue
+        elif char == ">" and depth > 0 and name[i - 1] != "-":
+            depth -= 1
+            if depth == 0:
+                out.append(_folded_arguments("".join(inside)))
+                i += 1
+                continue
+        (inside if depth else out).append(char)
+        i += 1
+    return name if depth else "".join(out)
+
+
+def _folded_arguments(arguments: str) -> str:
+    if len(arguments) <= _SHORT_ARGUMENTS:
+        return f"<{arguments}>"
+    names = (m.group(1) or m.group(2) for m in _NAMED_FUNCTION.finditer(arguments))
+    callee = next((n for n in names if n not in _NOT_A_CALLEE), None)
+    return f"<…{callee}…>" if callee else "<…>"
+
+
 def spelling_stem(name: str) -> str:
     """The function's name without anything a build spells differently (clone suffixes, the
     Rust hash, v0 crate disambiguators, local numbering): equal stems across builds *may* be one

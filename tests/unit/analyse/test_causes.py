@@ -79,7 +79,7 @@ def test_each_cause_carries_every_lens_claim_about_its_function_clones_folded() 
         "callgrind: hot.constprop.0 80 → 30",
         "asm: code_changed hot (objdump: 3 lines)",
     )
-    assert not cause.replaced_by and cause.named == "hot.constprop.0"
+    assert not cause.replaced_by and cause.named() == "hot.constprop.0"
     assert "replaced_by" not in cause.to_json()
 
 
@@ -118,13 +118,13 @@ def test_a_dispatch_change_joins_the_gone_and_the_new_function_into_one_cause() 
     )  # fmt: skip
     causes = from_account(acc, {}, dispatched_pairs([asm])).causes
     # the pair's net -180 is 90% of the -200: the loop's -20 is not named
-    assert [c.named for c in causes] == ["memcpy_sse2 → memcpy_avx2"]
+    assert [c.named() for c in causes] == ["memcpy_sse2 → memcpy_avx2"]
     joined = causes[0]
     assert joined.delta_per_iteration == -180 and joined.share == 0.9
     assert (joined.baseline_per_iteration, joined.variant_per_iteration) == (300, 120)
     assert joined.evidence[1] == "asm: dispatch_changed (perf: 40 of 100 samples)"
     assert "baseline only" in joined.evidence[0] and "variant only" in joined.evidence[0]
-    assert joined.words == "memcpy_sse2 (300) → memcpy_avx2 (120), -180"
+    assert joined.words() == "memcpy_sse2 (300) → memcpy_avx2 (120), -180"
     body = joined.to_json()
     assert body["replaced_by"] == "memcpy_avx2" and body["variant_per_iteration"] == 120
 

@@ -12,8 +12,8 @@ def _cause(delta: float, unit: str) -> Cause:
 
 
 def test_a_cause_in_words_is_signed_and_nanoseconds_say_so() -> None:
-    assert _cause(1234.4, "ns").words == "+1,234 ns f"
-    assert _cause(-7.0, "instructions").words == "-7 f"
+    assert _cause(1234.4, "ns").words() == "+1,234 ns f"
+    assert _cause(-7.0, "instructions").words() == "-7 f"
 
 
 def test_a_replacement_names_both_functions_and_their_net_change() -> None:
@@ -28,6 +28,6 @@ def test_a_replacement_names_both_functions_and_their_net_change() -> None:
         baseline_per_iteration=100.0,
         variant_per_iteration=70.0,
     )
-    assert cause.named == "old → new"
-    assert cause.words == "old (100) → new (70), -30"
+    assert cause.named() == "old → new"
+    assert cause.words() == "old (100) → new (70), -30"
     assert cause.to_json()["replaced_by"] == "new"

@@ -9,6 +9,7 @@ import pytest
 from perflab.lenses.asm.identity import Role, family, fragment_role, identity
 from perflab.tool_output.callgrind import normalise_function_name
 from perflab.tool_output.symbol_names import (
+    brief,
     fold_clones,
     pair_names,
     readable,
@@ -161,3 +162,44 @@ def test_v0_disambiguators_and_local_numbers_pair_like_hashes() -> None:
         "sumbench[0a1b2c3d4e5f6071]::sum_slice": "sumbench[73200543cee1b05f]::sum_slice",
         "counter.987": "counter.1234",
     }
+
+
+ATEN_CALLBACK = (
+    "void c10::function_ref<void (char**, long const*, long, long)>::callback_fn<at::native::AVX2"
+    "::VectorizedLoop2d<at::native::(anonymous namespace)::clamp_min_scalar_kernel_impl(at::Tensor"
+    "IteratorBase&, c10::Scalar)::{lambda()#1}::operator()() const::{lambda(float)#1}, at::native::"
+    "(anonymous namespace)::clamp_min_scalar_kernel_impl(at::TensorIteratorBase&, c10::Scalar)::{l"
+    "ambda()#1}::operator()() const::{lambda(at::vec::AVX2::Vectorized<float>)#1}> >(long, char**,"
+    " long const*, long, long)"
+)
+WRAPPER = (
+    "c10::impl::wrap_kernel_functor_unboxed_<c10::impl::detail::WrapFunctionIntoFunctor_<c10::Comp"
+    "ileTimeFunctionPointer<at::Tensor (at::Tensor const&, c10::Scalar const&), &at::(anonymous na"
+    "mespace)::wrapper_CPU_clamp_min>, at::Tensor, c10::guts::typelist::typelist<at::Tensor const&"
+    ", c10::Scalar const&> >, at::Tensor (at::Tensor const&, c10::Scalar const&)>::call"
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        # the first function the arguments call names the kernel a dispatcher's callback runs
+        (
+            ATEN_CALLBACK,
+            "void c10::function_ref<…>::callback_fn<…clamp_min_scalar_kernel_impl…>"
+            "(long, char**, long const*, long, long)",
+        ),
+        # or the function they point to
+        (WRAPPER, "c10::impl::wrap_kernel_functor_unboxed_<…wrapper_CPU_clamp_min…>::call"),
+        # short argument lists stay; `operator<` is a name, not a bracket
+        (
+            "std::set<int>::operator<(std::set<int, std::less<int>, std::allocator<int> > const&)"
+            " const, " + "x" * 20,
+            "std::set<int>::operator<(std::set<…> const&) const, " + "x" * 20,
+        ),
+        ("short<with, arguments<kept>>()", "short<with, arguments<kept>>()"),
+        ("unbalanced<" + "a" * 120, "unbalanced<" + "a" * 120),  # returned as it is
+    ],
+)
+def test_a_long_name_is_shortened_for_a_sentence(name: str, shown: str) -> None:
+    assert brief(name) == shown
