@@ -122,12 +122,16 @@ class Appearance:
     def uneven_message(self) -> str:
         change = "appeared" if self.appeared else "disappeared"
         per_part = ", ".join(f"{k} of {n}" for k, n in self.parts)
+        where = (
+            f"not in every {self.side} process"
+            if any(k == 0 for k, _ in self.parts)
+            else f"under {APPEARANCE_MIN_SHARE:.0%} of some {self.side} process's samples"
+        )
         return (
             f"not claimed that `{self.name}` {change}: it is on {self.samples} of {self.total} "
             f"{self.side} samples and none of {self.other_total} {self.other_side} samples, but "
-            f"not in every {self.side} process ({per_part}); a claim needs at least "
-            f"{APPEARANCE_MIN_SHARE:.0%} of each process's samples: something one process did "
-            "once is not the code"
+            f"{where} ({per_part}); a claim needs at least {APPEARANCE_MIN_SHARE:.0%} of each "
+            "process's samples: something one process did once is not the code"
         )
 
     def to_json(self) -> dict[str, Any]:
