@@ -47,7 +47,7 @@ class InstructionsLens:
         equivalence_band: float | None = None,
         read_cpuinfo: Callable[[], str] = read_cpuinfo,
     ) -> None:
-        self.counter = InstructionCounter(counting)
+        self.counter = InstructionCounter(counting or CountOptions(INSTRUCTIONS))
         self.equivalence_band = equivalence_band  # None: the experiment's, as every lens
         self.read_cpuinfo = read_cpuinfo
 

@@ -83,11 +83,11 @@ class InstructionCounter:
 
     def __init__(
         self,
-        options: CountOptions | None = None,
+        options: CountOptions,
         *,
         requests_checked: RequestsChecked | None = None,
     ) -> None:
-        self.options = options or CountOptions()
+        self.options = options
         # shared by the counters `with_options` makes: each interpreter is checked once
         self._requests_checked = {} if requests_checked is None else requests_checked
 
@@ -261,7 +261,7 @@ class InstructionCounter:
         for variant in variants:
             fixed_env = padded_to(variant_environment(variant), target)
             fixed_env["PYTHONHASHSEED"] = "0"
-            run = CountRun(benchmark, variant, context, fixed_env, metric=self.metric)
+            run = CountRun(benchmark, variant, context, fixed_env, self.metric)
             counted_with = run.counted_with
             counted_with.python_hash_seed = "0"
             counted_with.aslr = "off (personality ADDR_NO_RANDOMIZE, as setarch -R)"

@@ -41,14 +41,14 @@ MAX_PROCESSES = 3
 @dataclass(frozen=True)
 class CountOptions:
     """How the variants of a benchmark are counted under callgrind: the counter's one
-    parameter object. The defaults are the instructions lens's. `metric`, `cache_sim`,
-    `region` and `analysis_cache` are what the counting lens asks for: each lens sets them from
-    itself and its own settings before it counts, since measure/ reads no lens's option by
-    name and files nothing under a lens's metric of its own accord."""
+    parameter object. `metric`, `cache_sim`, `region` and `analysis_cache` are what the
+    counting lens asks for: each lens sets them from itself and its own settings before it
+    counts, since measure/ reads no lens's option by name and files nothing under a lens's
+    metric of its own accord (so `metric` has no default)."""
 
     # the counting lens's metric: its samples, artifacts, notes and progress are filed under
     # it, and what each variant was counted with is its variant info under this key
-    metric: Metric = Metric.INSTRUCTIONS
+    metric: Metric
     # how the progress line names the counting ("callgrind: a, b")
     progress_label: str = "callgrind"
 
@@ -183,8 +183,8 @@ class CountRun:
     variant: Variant
     context: LensContext
     env: dict[str, str]
+    metric: Metric  # its samples' and artifacts' (CountOptions.metric)
     counted_with: CountedWith = field(default_factory=CountedWith)
-    metric: Metric = Metric.INSTRUCTIONS  # its samples' and artifacts' (CountOptions.metric)
 
     def error(self, message: str, **kwargs: Any) -> BenchmarkFailedError:
         return BenchmarkFailedError(

@@ -362,7 +362,7 @@ def test_the_lens_hands_the_counter_what_the_experiment_asks(
 
     monkeypatch.setattr(InstructionCounter, "count", count)
     benchmark = Benchmark("b", cmd="./b")
-    lens = InstructionsLens(CountOptions(repeats=1))
+    lens = InstructionsLens(CountOptions(Metric.INSTRUCTIONS, repeats=1))
     for settings in (
         Settings(),
         Settings().with_options(cache_sim=True, region="kernel", analysis_cache=False),

@@ -33,12 +33,13 @@ from perflab.measure.callgrind.workers import (
 )
 from perflab.measure.worker_client import WorkerInfo
 from perflab.records.errors import BenchmarkFailedError
+from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Variant
 from tests.support.fast_settings import FAST
 from tests.support.lens_contexts import BENCH, lens_context
 
 INFO = WorkerInfo(7, "3.11.2", "CPython", "/usr/bin/python3")
-NO_FRAMES = CountOptions(inline_frames=False, analysis_cache=False)
+NO_FRAMES = CountOptions(Metric.INSTRUCTIONS, inline_frames=False, analysis_cache=False)
 
 
 def _dump(trigger: str, instructions: int) -> str:
@@ -52,7 +53,7 @@ def _dump(trigger: str, instructions: int) -> str:
 
 def _run(benchmark: Benchmark = BENCH, runner: FakeRunner | None = None) -> CountRun:
     context, _ = lens_context(runner or FakeRunner(), FAST)
-    return CountRun(benchmark, Variant("A"), context, {"PATH": "/nonexistent"})
+    return CountRun(benchmark, Variant("A"), context, {"PATH": "/nonexistent"}, Metric.INSTRUCTIONS)
 
 
 def test_a_statement_s_repeats_are_found_by_their_triggers_in_any_order() -> None:
@@ -105,7 +106,9 @@ def _valgrind(returncode: int = 0, writes: bool = True) -> FakeRunner:
 def test_a_command_is_counted_once_per_repeat_under_callgrind() -> None:
     runner = _valgrind()
     run = _run(Benchmark("c", cmd="./prog --fast"), runner)
-    counts = count_command(CountOptions(repeats=3, inline_frames=False), run, cpu=2)
+    counts = count_command(
+        CountOptions(Metric.INSTRUCTIONS, repeats=3, inline_frames=False), run, cpu=2
+    )
     assert len(counts.repeats) == 3 and counts.loops == () and counts.inline is False
     assert all(name == "callgrind.out.99" for ((name, _),) in counts.repeats)
     spec, _ = runner.calls[0]
@@ -115,14 +118,14 @@ def test_a_command_is_counted_once_per_repeat_under_callgrind() -> None:
 def test_a_command_that_fails_under_callgrind_fails_the_variant() -> None:
     run = _run(Benchmark("c", cmd="./prog"), _valgrind(returncode=1))
     with pytest.raises(BenchmarkFailedError, match="under callgrind") as error:
-        count_command(CountOptions(inline_frames=False), run, cpu=None)
+        count_command(CountOptions(Metric.INSTRUCTIONS, inline_frames=False), run, cpu=None)
     assert error.value.detail is not None and "the command said no" in error.value.detail
 
 
 def test_a_command_that_left_no_profile_is_no_count_not_zero() -> None:
     run = _run(Benchmark("c", cmd="./prog"), _valgrind(writes=False))
     with pytest.raises(BenchmarkFailedError, match="callgrind wrote no profile"):
-        count_command(CountOptions(inline_frames=False), run, cpu=None)
+        count_command(CountOptions(Metric.INSTRUCTIONS, inline_frames=False), run, cpu=None)
 
 
 def test_a_program_is_found_by_its_path_or_on_path(tmp_path: Path) -> None:
