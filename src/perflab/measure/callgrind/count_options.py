@@ -3,7 +3,7 @@
 loops, when a process's repeats have settled, and one variant's measurement in progress
 (`CountRun`). valgrind's and vgdb's command lines are tool_drivers/valgrind.py's.
 
-The counting itself is `count.InstructionCounter`'s (see its docstring); this module, `dumps`,
+The counting itself is `count.CallgrindCounter`'s (see its docstring); this module, `dumps`,
 `switching`, `workers` and `store` are its parts.
 """
 
@@ -34,7 +34,7 @@ _MAX_LOOPS = 10_000
 _SETTLED = 1e-3
 MAX_SETTLING_REPEATS = 2  # counted pairs added at most while waiting for them to settle
 # statements: worker processes per variant at most, the last added only when a variant's first
-# processes counted at different levels (count.InstructionCounter.count)
+# processes counted at different levels (count.CallgrindCounter.count)
 MAX_PROCESSES = 3
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from perflab.machine.fake_processes import FakeRunner
 from perflab.measure.callgrind import workers as callgrind_workers
-from perflab.measure.callgrind.count import CountOptions, InstructionCounter
+from perflab.measure.callgrind.count import CallgrindCounter, CountOptions
 from perflab.measure.callgrind.count_options import CountedWith, CountRun
 from perflab.measure.layout import LAYOUT_PADDING_VARIABLE, environment_bytes
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
@@ -45,14 +45,14 @@ def test_valgrind_is_asked_for_what_the_options_say_whatever_the_settings_hold()
 
 def test_the_variants_counted_are_those_asked_for_with_the_geometry_the_options_fix() -> None:
     context = _context(Settings())
-    simulated = InstructionCounter(CountOptions(Metric.INSTRUCTIONS, cache_sim=True))
+    simulated = CallgrindCounter(CountOptions(Metric.INSTRUCTIONS, cache_sim=True))
     runs = simulated.planned_runs(BENCHMARK, context)
     assert [run.variant.name for run in runs] == ["a", "b"]
     assert all(run.counted_with.cache_geometry == dict(CACHE_GEOMETRY) for run in runs)
     (alone,) = simulated.planned_runs(BENCHMARK, context, (Variant("b", env={"X": "1"}),))
     assert alone.variant.name == "b"
     plain = (
-        InstructionCounter(CountOptions(Metric.INSTRUCTIONS))
+        CallgrindCounter(CountOptions(Metric.INSTRUCTIONS))
         .planned_runs(BENCHMARK, context)[0]
         .counted_with
     )
@@ -68,11 +68,11 @@ def test_a_variant_counted_alone_is_padded_as_if_counted_with_the_others() -> No
     context = LensContext(experiment, FakeRunner(), MemorySink(), NullProgress(), None, "python3")
     together = [
         run.env
-        for run in InstructionCounter(CountOptions(Metric.INSTRUCTIONS)).planned_runs(
+        for run in CallgrindCounter(CountOptions(Metric.INSTRUCTIONS)).planned_runs(
             BENCHMARK, context
         )
     ]
-    (alone,) = InstructionCounter(CountOptions(Metric.INSTRUCTIONS)).planned_runs(
+    (alone,) = CallgrindCounter(CountOptions(Metric.INSTRUCTIONS)).planned_runs(
         BENCHMARK, context, (experiment.variants[0],)
     )
     assert alone.env == together[0]
@@ -85,18 +85,18 @@ def test_a_lens_counting_one_variant_a_call_starts_every_variant_alike() -> None
     # one measuring CPU (parallel off): two variants of 2 processes do not fit at once, so
     # every variant is forked, decided once rather than by the CPUs free at each call
     context = _context(Settings())
-    alone = InstructionCounter(CountOptions(Metric.INSTRUCTIONS, processes=2, parallel=False))
+    alone = CallgrindCounter(CountOptions(Metric.INSTRUCTIONS, processes=2, parallel=False))
     decided = alone.started_alike(context, compared=2)
     assert decided.options.fork is True
     # a fork the options already fix stays as it is
-    fixed = InstructionCounter(CountOptions(Metric.INSTRUCTIONS, fork=False))
+    fixed = CallgrindCounter(CountOptions(Metric.INSTRUCTIONS, fork=False))
     assert fixed.started_alike(context, compared=2) is fixed
 
 
 def test_the_counts_are_filed_under_the_metric_the_options_name() -> None:
     context = _context(Settings())
     memory = Metric("memory")
-    (run, _) = InstructionCounter(CountOptions(metric=memory)).planned_runs(BENCHMARK, context)
+    (run, _) = CallgrindCounter(CountOptions(metric=memory)).planned_runs(BENCHMARK, context)
     sample = run.sample("instructions", 1.0, loops=1, generation=0, block=0, cpu=None)
     assert (run.metric, sample.metric) == (memory, memory)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.proc import Completed, LaunchSpec
-from perflab.measure.callgrind.count import CountOptions, InstructionCounter, cpus_for_counting
+from perflab.measure.callgrind.count import CallgrindCounter, CountOptions, cpus_for_counting
 from perflab.measure.callgrind.dumps import dump_totals
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.kinds import Metric
@@ -56,7 +56,7 @@ def test_client_requests_are_checked_once_per_interpreter_and_environment() -> N
         Experiment((benchmark,), variants, Settings()), runner, MemorySink(), NullProgress(),
         None, "python3",
     )  # fmt: skip
-    counter = InstructionCounter(CountOptions(Metric.INSTRUCTIONS))
+    counter = CallgrindCounter(CountOptions(Metric.INSTRUCTIONS))
     # one variant cannot: every variant is switched through vgdb, and says why
     assert counter.client_requests_possible(benchmark, context) == "B: no ctypes"
     assert len(runner.calls) == 2  # one check per environment
