@@ -127,7 +127,7 @@ class CountersStatementSession:
         self.max_generations = max_generations
         self.arch_status = arch_status
         self.sampler = InterleavedSampler(
-            LensSession(benchmark, context, schedule="counters"), COUNTERS
+            LensSession(benchmark, context, schedule=COUNTERS), COUNTERS
         )
 
     def run(self) -> None:
