@@ -14,7 +14,7 @@ from perflab.lenses.asm.sources import ProfiledRegion
 from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_drivers.demangling import Demangler
 from perflab.tool_drivers.elf_objects import CodeLookupError, ElfObject, ElfSymbol
-from perflab.tool_output.object_names import library_name
+from perflab.tool_output.object_names import library_name, object_basename
 
 MIN_HOT_SHARE = 0.01  # below 1% of the samples a function is not worth a diff
 # functions a --symbol pattern lists at most, hottest first: a loose pattern (a template's name) can
@@ -277,7 +277,3 @@ def union_in_order(
             key = (family(found.symbol.demangled), object_basename(found.object.path))
             seen[key] = max(seen.get(key, 0.0), found.cost)
     return sorted(seen, key=lambda key: -seen[key])
-
-
-def object_basename(path: str) -> str:
-    return path.rsplit("/", 1)[-1]
