@@ -26,7 +26,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "lenses/asm/code_notes.py",
         "lenses/asm/elf_code.py",
         "lenses/asm/render.py",
-        "lenses/asm/rows.py",
         "lenses/asm/same_code.py",
         "lenses/instructions/details.py",
         "machine/started.py",
