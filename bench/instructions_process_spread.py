@@ -70,7 +70,9 @@ def count(args: argparse.Namespace) -> tuple[MemorySink, float]:
         Variant(f"w{i}", python=sys.executable) for i in range(args.workers)
     )  # identical environments: each variant is one worker process
     experiment = Experiment((benchmark,), variants, Settings(metrics=(Metric.INSTRUCTIONS,)))
-    lens = InstructionsLens(CountOptions(inline_frames=False, repeats=args.repeats, processes=1))
+    lens = InstructionsLens(
+        CountOptions(Metric.INSTRUCTIONS, inline_frames=False, repeats=args.repeats, processes=1)
+    )
     sink = MemorySink()
     cpu = sorted(os.sched_getaffinity(0))[-1]
     start = time.perf_counter()

@@ -12,9 +12,9 @@ the rounds of such imports this machine's CPUs run (`imports_under_callgrind`: o
 process where all fit on the CPUs at once, else one per variant, whose fork server's children
 count; `speed_up_at_most`: torch's time over that floor, measuring nothing). `--sequential` also
 times perflab with the variants counted one after another
-(`InstructionsLens(CountOptions(parallel=False))`, the lens alone), as before they ran side by
-side. Needs torch in the interpreter running this script (`.venv/bin/pip install torch==2.13.0`);
-perflab's own tests never need torch.
+(`InstructionsLens(CountOptions(Metric.INSTRUCTIONS, parallel=False))`, the lens alone), as
+before they ran side by side. Needs torch in the interpreter running this script
+(`.venv/bin/pip install torch==2.13.0`); perflab's own tests never need torch.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def perflab_sequential() -> tuple[dict[str, float], float]:
         tuple(Variant(side, env={SIDE: side}, python=sys.executable) for side in SIDES),
         Settings(metrics=(Metric.INSTRUCTIONS,)),
     )
-    lens = InstructionsLens(CountOptions(parallel=False))
+    lens = InstructionsLens(CountOptions(Metric.INSTRUCTIONS, parallel=False))
     sink = MemorySink()
     runner = SubprocessRunner()
     cpu = sorted(os.sched_getaffinity(0))[-1]
@@ -164,7 +164,7 @@ def main() -> None:
     # the lens's worker processes per variant (the process is the unit of the interval): fresh
     # ones, each importing the set-up under callgrind, where they all fit on the CPUs at once;
     # else children of one fork server per variant, which imports it once
-    processes = CountOptions().processes * len(SIDES)
+    processes = CountOptions(Metric.INSTRUCTIONS).processes * len(SIDES)
     imports = processes if processes <= cpus else len(SIDES)
     setups_floor_s = math.ceil(imports / cpus) * setup_s
     result: dict[str, object] = {

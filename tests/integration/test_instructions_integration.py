@@ -200,7 +200,9 @@ def _claims(
         Variant("variant", cmd=str(directory / variant)),
     )
     analysis, _ = measure(
-        Benchmark("b", cmd="./b"), variants, lens=InstructionsLens(CountOptions(repeats=1))
+        Benchmark("b", cmd="./b"),
+        variants,
+        lens=InstructionsLens(CountOptions(Metric.INSTRUCTIONS, repeats=1)),
     )
     out = analysis.comparisons[0].to_json()
     claims = [(d["claim"], d["function"]) for d in out["diagnoses"]]
@@ -254,7 +256,7 @@ def test_O0_against_O2_and_cache_simulation(programs: Path) -> None:
         benchmark,
         variants,
         Settings().with_options(cache_sim=True),
-        InstructionsLens(CountOptions(repeats=1)),
+        InstructionsLens(CountOptions(Metric.INSTRUCTIONS, repeats=1)),
     )
     by_event = {c.event: c for c in analysis.comparisons}
     assert set(by_event) == {None, "D1_misses", "LL_misses", "branch_mispredicts"}
@@ -269,13 +271,15 @@ def test_region_counts_only_inside_the_function_and_a_missing_one_is_an_error(
 ) -> None:
     benchmark = Benchmark("prog", cmd=str(programs / "noinline"))
     whole, _ = measure(
-        benchmark, (Variant("a"), Variant("b")), lens=InstructionsLens(CountOptions(repeats=1))
+        benchmark,
+        (Variant("a"), Variant("b")),
+        lens=InstructionsLens(CountOptions(Metric.INSTRUCTIONS, repeats=1)),
     )
     region, _ = measure(
         benchmark,
         (Variant("a"), Variant("b")),
         Settings().with_options(region="kernel"),
-        InstructionsLens(CountOptions(repeats=1)),
+        InstructionsLens(CountOptions(Metric.INSTRUCTIONS, repeats=1)),
     )
     whole_count = whole.comparisons[0].baseline_value
     region_count = region.comparisons[0].baseline_value
@@ -287,7 +291,7 @@ def test_region_counts_only_inside_the_function_and_a_missing_one_is_an_error(
             inlined,
             (Variant("a"),),
             Settings().with_options(region="helper"),
-            InstructionsLens(CountOptions(repeats=1)),
+            InstructionsLens(CountOptions(Metric.INSTRUCTIONS, repeats=1)),
         )
     assert error.value.hint is not None and "inlined" in error.value.hint
 
@@ -343,6 +347,7 @@ def test_variants_counted_side_by_side_count_as_one_after_another() -> None:
     for parallel in (False, True):
         lens = InstructionsLens(
             CountOptions(
+                Metric.INSTRUCTIONS,
                 loops=1000,
                 inline_frames=False,
                 parallel=parallel,
@@ -393,7 +398,9 @@ def test_an_a_a_of_a_torch_statement_is_equivalent_and_claims_nothing() -> None:
         stmt="torch.add(x, y)",
         setup="import torch; x = torch.ones(1); y = torch.ones(1)",
     )
-    lens = InstructionsLens(CountOptions(inline_frames=False))  # two processes per variant
+    lens = InstructionsLens(
+        CountOptions(Metric.INSTRUCTIONS, inline_frames=False)
+    )  # two processes per variant
     analysis, sink = measure(benchmark, (Variant("A"), Variant("B")), lens=lens)
     (comparison,) = analysis.comparisons
     out = comparison.to_json()
@@ -453,7 +460,11 @@ def test_statement_counts_agree_with_callgrind_alone_however_counted(tmp_path: P
     ways = ((True, False, True), (False, False, True), (True, True, True), (True, True, False))
     for requests, fork, toggle in ways:
         options = CountOptions(
-            inline_frames=False, client_requests=requests, fork=fork, toggle_collection=toggle
+            Metric.INSTRUCTIONS,
+            inline_frames=False,
+            client_requests=requests,
+            fork=fork,
+            toggle_collection=toggle,
         )
         lens = InstructionsLens(options)
         analysis, sink = measure(Benchmark("sorted", stmt=stmt), (Variant("a"),), lens=lens)
@@ -524,7 +535,9 @@ def test_collection_is_toggled_only_in_a_worker_that_runs_no_other_thread() -> N
     """Collection is a state of the thread that toggles it: a worker running other threads
     (started by the setup) switches instrumentation around each loop, as before, so their work
     is counted; a thread started while counted fails the count instead of going uncounted."""
-    lens = InstructionsLens(CountOptions(inline_frames=False, fork=False, processes=1))
+    lens = InstructionsLens(
+        CountOptions(Metric.INSTRUCTIONS, inline_frames=False, fork=False, processes=1)
+    )
     benchmark = Benchmark("sum", stmt="sum(range(100))", setup=THREAD_IN_SETUP)
     analysis, sink = measure(benchmark, (Variant("a"),), lens=lens)
     info = sink.variant_info["a"]["instructions"]
@@ -546,7 +559,7 @@ def test_variants_are_counted_alike_when_one_cannot_make_client_requests(tmp_pat
     shadow.mkdir()
     (shadow / "ctypes.py").write_text("raise ImportError('shadowed by the test')\n")
     variants = (Variant("plain"), Variant("shadowed", env={"PYTHONPATH": str(shadow)}))
-    lens = InstructionsLens(CountOptions(inline_frames=False, fork=True))
+    lens = InstructionsLens(CountOptions(Metric.INSTRUCTIONS, inline_frames=False, fork=True))
     analysis, sink = measure(Benchmark("sum", stmt="sum(range(100))"), variants, lens=lens)
     for variant in variants:
         info = sink.variant_info[variant.name]["instructions"]
@@ -582,7 +595,7 @@ def test_a_statement_valgrind_cannot_execute_is_named_and_the_other_counted(fork
     that no lens after this one measured), and the other variant's counts are kept."""
     benchmark = Benchmark("avx512()", stmt="avx512()", setup=AVX512_UNDER_VALGRIND)
     variants = (Variant("plain"), Variant("avx", env={"AVX": "1"}))
-    lens = InstructionsLens(CountOptions(inline_frames=False, fork=fork))
+    lens = InstructionsLens(CountOptions(Metric.INSTRUCTIONS, inline_frames=False, fork=fork))
     analysis, sink = measure(benchmark, variants, lens=lens)
     assert analysis.comparisons == ()
     (note,) = [n for n in analysis.notes if "cannot execute the code of" in n.message]
@@ -618,7 +631,9 @@ def test_a_forked_childs_counts_are_kept_when_the_next_child_fails(tmp_path: Pat
     runner = SubprocessRunner()
     context = LensContext(experiment, runner, sink, NullProgress(), None, sys.executable)
     with pytest.raises(BenchmarkFailedError, match="a second child"):
-        InstructionsLens(CountOptions(inline_frames=False, fork=True)).measure(benchmark, context)
+        InstructionsLens(CountOptions(Metric.INSTRUCTIONS, inline_frames=False, fork=True)).measure(
+            benchmark, context
+        )
     data = sink.data_for(benchmark.name, Metric.INSTRUCTIONS)
     kept = {variant: {s.block for s in data.samples_of(variant)} for variant in "ab"}
     assert {0} in kept.values()  # the first child of at least one variant, whole
@@ -631,7 +646,7 @@ def test_a_server_whose_imports_started_threads_is_one_per_process(tmp_path: Pat
     counted process gets a server of its own (whole runs of one program counted 0.4% apart
     with two threads, alike to 150 instructions with one)."""
     pytest.importorskip("numpy")
-    options = CountOptions(inline_frames=False, fork=True, repeats=1)
+    options = CountOptions(Metric.INSTRUCTIONS, inline_frames=False, fork=True, repeats=1)
     benchmark = Benchmark("add", stmt="a + a", setup="import numpy as np; a = np.ones(64)")
     analysis, sink = measure(benchmark, (Variant("a"),), lens=InstructionsLens(options))
     info = sink.variant_info["a"]["instructions"]
@@ -687,7 +702,9 @@ def test_a_level_each_fork_server_sets_is_in_the_processes_spread_not_a_verdict(
         )
         for name, offset in (("a", "0"), ("b", "1"))
     )
-    lens = InstructionsLens(CountOptions(inline_frames=False, fork=True, repeats=1))
+    lens = InstructionsLens(
+        CountOptions(Metric.INSTRUCTIONS, inline_frames=False, fork=True, repeats=1)
+    )
     analysis, sink = measure(benchmark, variants, lens=lens)
     for variant in variants:
         info = sink.variant_info[variant.name]["instructions"]

@@ -18,7 +18,7 @@ from perflab import api
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.measure import MemoryLens
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.callgrind.count import CountOptions, InstructionCounter
+from perflab.measure.callgrind.count import CallgrindCounter, CountOptions
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
@@ -178,7 +178,7 @@ def test_a_statement_that_copies_its_result_moves_three_times_the_bytes() -> Non
     benchmark = Benchmark("f()", stmt="f()", setup=setup)
     variants = (Variant("out"), Variant("copy", env={"COPY": "1"}))
     lens = MemoryLens(
-        traffic=InstructionCounter(CountOptions(repeats=2, loops=5, inline_frames=False))
+        traffic=CallgrindCounter(CountOptions(MEMORY, repeats=2, loops=5, inline_frames=False))
     )
     sink, experiment = _measure_statement(benchmark, variants, lens)
     result = lens.analyse(
@@ -223,7 +223,7 @@ def test_variants_counted_one_at_a_time_are_switched_alike(tmp_path: Path) -> No
     benchmark = Benchmark("sum", stmt="sum(range(100))")
     variants = (Variant("plain"), Variant("shadowed", env={"PYTHONPATH": str(shadow)}))
     lens = MemoryLens(
-        traffic=InstructionCounter(CountOptions(repeats=1, loops=50, inline_frames=False))
+        traffic=CallgrindCounter(CountOptions(MEMORY, repeats=1, loops=50, inline_frames=False))
     )
     sink, _ = _measure_statement(benchmark, variants, lens)
     ways = {name: info.get("memory", {}) for name, info in sink.variant_info.items()}

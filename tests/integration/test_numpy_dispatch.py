@@ -96,7 +96,9 @@ def test_numpy_dispatch_is_one_instructions_row() -> None:
     from perflab.lenses.instructions.measure import InstructionsLens
     from perflab.measure.callgrind.count import CountOptions
 
-    out = _comparison(InstructionsLens(CountOptions(repeats=1)), Metric.INSTRUCTIONS)
+    out = _comparison(
+        InstructionsLens(CountOptions(Metric.INSTRUCTIONS, repeats=1)), Metric.INSTRUCTIONS
+    )
     names = {f["name"] for f in out["functions"]} | {
         f["spelled_in_variant"]["name"] for f in out["functions"] if "spelled_in_variant" in f
     }

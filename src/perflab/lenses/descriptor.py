@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from perflab.budget.costs import CostModel, CostPart
+from perflab.budget.perf_costs import Reading
 from perflab.records.accounting import Accounting, CodeFacts, ToolRows
 from perflab.records.code_findings import Finding
 from perflab.records.kinds import Metric
@@ -119,7 +120,7 @@ class SharedRecording:
     command's recordings are each lens's own: each records its runs at its own rate."""
 
     name: str  # the recording (budget.perf_costs.CALL_GRAPH_RECORDING): one name, one recording
-    reading: str  # how the lens reads it back: a measure/perf/recordings.py `Reading`'s value
+    reading: Reading  # how the lens reads it back
 
 
 @dataclass(frozen=True)

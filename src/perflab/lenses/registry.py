@@ -7,6 +7,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from perflab.budget.costs import CostModel, composed_cost
+from perflab.budget.perf_costs import Reading
 from perflab.lenses.asm import DESCRIPTOR as ASM
 from perflab.lenses.counters import DESCRIPTOR as COUNTERS
 from perflab.lenses.descriptor import LensDescriptor
@@ -70,7 +71,7 @@ def countable_metrics() -> frozenset[Metric]:
 
 def recording_readers(
     metric: Metric, metrics: Collection[Metric], kind: BenchmarkKind
-) -> dict[Metric, str]:
+) -> dict[Metric, Reading]:
     """The lenses of `metrics` reading the recording `metric`'s lens reads of a benchmark of
     `kind` (`Planning.shares_recording`), `metric`'s own included, each with its reading, in
     the order the lenses are listed; empty: it shares none. A command's: `metric`'s alone."""

@@ -11,7 +11,8 @@ The rule: an object's *library name* is its file name without the ``.so`` suffix
 follows it, without an auditwheel hash and without trailing version numbers. Two objects are
 paired only when each is the only object of its library name on its side and neither file name
 is on the other side: when a side loads two objects of one name, or keeps the same file, nothing
-is guessed. Pure string rules, no I/O.
+is guessed. An object is named to the user by its file name alone (`object_basename`). Pure
+string rules, no I/O.
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ _WHEEL_HASH = re.compile(r"-[0-9a-f]{8,}(?=$|[.\-_])")
 _VERSION = re.compile(r"(?:[-_.]?v?\d+(?:[._]\d+)*[a-z]?\d*|\.(?:dev|post|rc)\d*)+$")
 # CPython extension tags: `.cpython-311-x86_64-linux-gnu`, `.abi3`
 _ABI_TAG = re.compile(r"\.(?:cpython-[\w-]+|abi3|pypy[\w-]*)$")
+
+
+def object_basename(path: str) -> str:
+    """The object's file name: the last part of its path."""
+    return path.rsplit("/", 1)[-1]
 
 
 def library_name(name: str) -> str:

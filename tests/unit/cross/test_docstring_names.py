@@ -301,7 +301,7 @@ def _module_level() -> dict[str, tuple[str, ...]]:
 def span_problem(parts: tuple[str, ...]) -> str | None:
     """Why a backticked `first.name` names nothing: `first` is one of perflab's modules or
     classes that lacks `name`, or no module although `name` is a function or class of perflab's
-    (a module renamed: `callgrind_count.InstructionCounter`); None otherwise (a variable)."""
+    (a module renamed: `callgrind_count.CallgrindCounter`); None otherwise (a variable)."""
     if parts[0] in _modules_named():
         return short_problem(parts)
     if parts[0] in _classes():
@@ -495,7 +495,7 @@ def test_the_check_finds_what_is_gone() -> None:
             "records.errors.ConfigError.no_such_field, `session.no_such_name`, `lenses/nothing/`,",
             "tests/unit/nothing/test_x.py, no_such_module.py, :func:`perf_profile.diff_profiles`,",
             ":func:`no_such_function`, ConfigError.no_such_field,",
-            "`callgrind_count.InstructionCounter`",
+            "`callgrind_count.CallgrindCounter`",
         ]
     )
     assert [name for name, why in named(gone) if why] == [
@@ -508,7 +508,7 @@ def test_the_check_finds_what_is_gone() -> None:
         "records.errors.ConfigError.no_such_field",
         "ConfigError.no_such_field",
         "session.no_such_name",
-        "callgrind_count.InstructionCounter",
+        "callgrind_count.CallgrindCounter",
         "perf_profile.diff_profiles",
         "no_such_function",
     ]

@@ -154,10 +154,7 @@ def test_shared_analysis_names_no_lens() -> None:
 CENTRAL_PACKAGES = ("perflab.plan", "perflab.engine", "perflab.report", "perflab.measure")
 # modules there that still name a lens, each with why; shrink-only
 # (test_every_central_exception_is_still_needed)
-NAMES_A_LENS: dict[str, str] = {
-    "perflab.measure.callgrind.count_options": "the counter's defaults are the instructions "
-    "lens's, the one every caller but the memory lens means",
-}
+NAMES_A_LENS: dict[str, str] = {}
 
 
 def _central_lens_words() -> dict[str, list[str]]:

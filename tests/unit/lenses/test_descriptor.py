@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from perflab.budget.perf_costs import Reading
 from perflab.lenses import descriptor as descriptor_module
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.lenses.registry import DESCRIPTORS, declared_options
@@ -180,11 +181,9 @@ def test_no_lens_is_registered_under_an_artifact_scope() -> None:
 
 
 def test_a_shared_recording_is_read_a_way_measure_knows() -> None:
-    """A descriptor names its reading as a `Reading`'s value (the catalogue sits below
-    measure/): every one given must be one."""
-    from perflab.measure.perf.recordings import Reading
-
+    """A descriptor names its reading as a `Reading` (budget/perf_costs.py, below both the
+    catalogue and measure/), the enum measure/perf reads the recording back by."""
     for descriptor in DESCRIPTORS:
         shared = descriptor.planning.shares_recording
         if shared is not None:
-            assert Reading(shared.reading) and shared.name
+            assert isinstance(shared.reading, Reading) and shared.name

@@ -1,6 +1,7 @@
 """Which lenses share a statement's perf recording, and how each reads it, is their descriptors'
 word (`Planning.shares_recording`): measure/perf and the cost models are told, never named."""
 
+from perflab.budget.perf_costs import Reading
 from perflab.lenses.registry import recording_readers, shared_recordings
 from perflab.records.kinds import BenchmarkKind, Metric
 
@@ -9,7 +10,7 @@ BOTH = (Metric.ASM, Metric.TIME, Metric.PROFILE)  # in any order of --metric
 
 
 def test_a_statement_s_recording_is_read_by_every_lens_sharing_it_in_the_listed_order() -> None:
-    readers = {Metric.PROFILE: "call graphs", Metric.ASM: "leaves"}
+    readers = {Metric.PROFILE: Reading.CALL_GRAPHS, Metric.ASM: Reading.LEAVES}
     for metric in (Metric.PROFILE, Metric.ASM):
         # whichever lens asks: the same readers, the same first (whose schedule it is)
         found = recording_readers(metric, BOTH, STATEMENT)
@@ -17,9 +18,9 @@ def test_a_statement_s_recording_is_read_by_every_lens_sharing_it_in_the_listed_
 
 
 def test_a_lens_alone_or_a_command_reads_its_own() -> None:
-    assert recording_readers(Metric.ASM, (Metric.ASM,), STATEMENT) == {Metric.ASM: "leaves"}
+    assert recording_readers(Metric.ASM, (Metric.ASM,), STATEMENT) == {Metric.ASM: Reading.LEAVES}
     command = recording_readers(Metric.PROFILE, BOTH, BenchmarkKind.COMMAND)
-    assert command == {Metric.PROFILE: "call graphs"}
+    assert command == {Metric.PROFILE: Reading.CALL_GRAPHS}
     assert recording_readers(Metric.TIME, BOTH, STATEMENT) == {}  # it shares none
 
 

@@ -8,7 +8,7 @@ import pytest
 from perflab.lenses.instructions.explain import function_deltas
 from perflab.lenses.instructions.pairing import paired_costs, with_variant_objects
 from perflab.records.accounting import Presence
-from perflab.tool_output.object_names import library_name, pair_objects
+from perflab.tool_output.object_names import library_name, object_basename, pair_objects
 from tests.support.callgrind_texts import costs
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
@@ -58,3 +58,15 @@ def test_one_function_is_one_row_across_two_builds_of_a_library() -> None:
     assert frame.variant_object == "libpython3.12.so.1.0"
     assert by_name["PyFunction_NewWithQualName"].presence is Presence.BASELINE_ONLY
     assert len(rows) == 2
+
+
+@pytest.mark.parametrize(
+    ("path", "basename"),
+    [
+        ("/usr/lib/libpython3.12.so.1.0", "libpython3.12.so.1.0"),
+        ("python3", "python3"),
+        ("/lib/", ""),
+    ],
+)
+def test_object_basename_is_the_last_part_of_the_path(path: str, basename: str) -> None:
+    assert object_basename(path) == basename

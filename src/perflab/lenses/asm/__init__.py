@@ -1,6 +1,6 @@
 """The asm lens: disassembly of the hot functions, normalised and diffed."""
 
-from perflab.budget.perf_costs import CALL_GRAPH_RECORDING
+from perflab.budget.perf_costs import CALL_GRAPH_RECORDING, Reading
 from perflab.lenses.asm.cost import asm_cost
 from perflab.lenses.asm.metric import ASM as ASM
 from perflab.lenses.asm.options import OPTIONS
@@ -32,7 +32,7 @@ DESCRIPTOR = LensDescriptor(
     planning=Planning(
         cost=asm_cost,
         needs_quiet_cpu=False,
-        shares_recording=SharedRecording(CALL_GRAPH_RECORDING, "leaves"),
+        shares_recording=SharedRecording(CALL_GRAPH_RECORDING, Reading.LEAVES),
     ),
     explanation=Explanation(
         claims_about_functions=True,

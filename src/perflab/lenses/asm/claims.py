@@ -25,9 +25,10 @@ from typing import Any
 from perflab.lenses.asm.code_diff import FunctionChange, RowTag
 from perflab.lenses.asm.identity import callee_stem, family, member
 from perflab.lenses.asm.machine_code import FunctionListing
-from perflab.lenses.asm.rows import Row, Side, VariantCode, base_name, samples_text
+from perflab.lenses.asm.rows import Row, Side, VariantCode, samples_text
 from perflab.lenses.asm.summaries import INDIRECT_CALL, call_targets
 from perflab.records.diagnosis import Claim, Diagnosis
+from perflab.tool_output.object_names import object_basename
 from perflab.tool_output.profile_diff import (
     APPEARANCE_MAX_CHANCE,
     APPEARANCE_MIN_SAMPLES,
@@ -291,7 +292,7 @@ def _call_claims(
     if (removed or added) and not (_has_debug([b.primary]) and _has_debug([v.primary])):
         found.notes.append(
             f"calls changed in {row.name}; whether they were inlined or outlined cannot "
-            f"be told: no debug info for {base_name(b.primary.object_path)}: build with -g"
+            f"be told: no debug info for {object_basename(b.primary.object_path)}: build with -g"
         )
 
 
@@ -360,7 +361,7 @@ def _copy_evidence(b: Side, v: Side) -> tuple[str, str]:
     """perf's and the symbol table's evidence that each variant ran another of one object's
     functions of one name."""
     assert b.primary is not None and v.primary is not None
-    where = base_name(b.primary.object_path)
+    where = object_basename(b.primary.object_path)
     return (
         f"symbol table: {where} defines {b.primary.symbol} at {b.primary.address:#x} and at "
         f"{v.primary.address:#x}",
@@ -437,9 +438,9 @@ def _object_unchanged(present: Side, present_code: VariantCode, absent_code: Var
         return ""
     path = present.primary.object_path
     mine = present_code.identities.get(path)
-    name = base_name(path)
+    name = object_basename(path)
     same = any(
-        identity == mine and base_name(other) == name
+        identity == mine and object_basename(other) == name
         for other, identity in absent_code.identities.items()
     )
     return name if mine is not None and same else ""

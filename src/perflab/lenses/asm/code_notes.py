@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 
-from perflab.lenses.asm.locate import MIN_HOT_SHARE, object_basename
+from perflab.lenses.asm.locate import MIN_HOT_SHARE
 from perflab.lenses.asm.metric import ASM
 from perflab.lenses.asm.sources import ProfiledRegion
 from perflab.records.model import Note, Severity
+from perflab.tool_output.object_names import object_basename
 
 
 def symbol_notes(region: ProfiledRegion) -> list[Note]:

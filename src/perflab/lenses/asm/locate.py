@@ -14,7 +14,7 @@ from perflab.lenses.asm.sources import ProfiledRegion
 from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_drivers.demangling import Demangler
 from perflab.tool_drivers.elf_objects import CodeLookupError, ElfObject, ElfSymbol
-from perflab.tool_output.object_names import library_name
+from perflab.tool_output.object_names import library_name, object_basename
 
 MIN_HOT_SHARE = 0.01  # below 1% of the samples a function is not worth a diff
 # functions a --symbol pattern lists at most, hottest first: a loose pattern (a template's name) can
@@ -218,10 +218,17 @@ def presence(
     return defined, searched
 
 
+# each object's functions by family, for the loaded object it was built from (elf_code may load
+# a file again): `presence` looks up every missing function in the same objects, and one index is
+# a pass over all of an object's symbols (libtorch_cpu.so: ~500k)
 _FAMILY_INDEX: dict[str, tuple[ElfObject, dict[str, list[ElfSymbol]]]] = {}
+# indexes kept in this process, oldest dropped first: a run's missing functions are looked up in
+# a few objects (one package's libraries, the executable), and an index is as large as its object
+_FAMILY_INDEX_SIZE = 4
 
 
 def _family_index(obj: ElfObject) -> dict[str, list[ElfSymbol]]:
+    """`obj`'s functions by their family (`identity.family`), built once per loaded object."""
     cached = _FAMILY_INDEX.get(obj.path)
     if cached is not None and cached[0] is obj:
         return cached[1]
@@ -229,7 +236,7 @@ def _family_index(obj: ElfObject) -> dict[str, list[ElfSymbol]]:
     for symbol in obj.functions():
         index.setdefault(family(symbol.demangled), []).append(symbol)
     _FAMILY_INDEX[obj.path] = (obj, index)
-    while len(_FAMILY_INDEX) > 4:
+    while len(_FAMILY_INDEX) > _FAMILY_INDEX_SIZE:
         del _FAMILY_INDEX[next(iter(_FAMILY_INDEX))]
     return index
 
@@ -270,7 +277,3 @@ def union_in_order(
             key = (family(found.symbol.demangled), object_basename(found.object.path))
             seen[key] = max(seen.get(key, 0.0), found.cost)
     return sorted(seen, key=lambda key: -seen[key])
-
-
-def object_basename(path: str) -> str:
-    return path.rsplit("/", 1)[-1]

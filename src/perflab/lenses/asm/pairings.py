@@ -20,8 +20,9 @@ from perflab.lenses.asm.code_diff import compare_functions
 from perflab.lenses.asm.disassembly import vector_bits
 from perflab.lenses.asm.identity import family, member
 from perflab.lenses.asm.machine_code import FunctionListing
-from perflab.lenses.asm.rows import Row, VariantCode, base_name, samples_text
+from perflab.lenses.asm.rows import Row, VariantCode, samples_text
 from perflab.records.diagnosis import Claim, Diagnosis
+from perflab.tool_output.object_names import object_basename
 from perflab.tool_output.symbol_names import (
     DispatchPair,
     VectorPair,
@@ -61,10 +62,10 @@ def isa_changes(
     if left is None or left != right or old_isa == new_isa:
         return rows
     samples = int(min(b.samples, v.samples))
+    where = object_basename(b.primary.object_path)
     evidence = (
         *ran_evidence(b, v),
-        f"both in {base_name(b.primary.object_path)} ({left}): its {old_isa} code ran, then its "
-        f"{new_isa} code",
+        f"both in {where} ({left}): its {old_isa} code ran, then its {new_isa} code",
     )
     diagnoses = [dispatch_claim(old_row.name, b.primary, v.primary, evidence, samples)]
     diagnoses += vector_width_change(old_row.name, b.primary, v.primary, samples)
@@ -75,9 +76,7 @@ def isa_changes(
         change=compare_functions(old_row.name, b.primary, v.primary),
         diagnoses=tuple(diagnoses),
         notes=(),
-        paired_by=(
-            f"paired by dispatch: {old_isa} -> {new_isa} in {base_name(b.primary.object_path)}"
-        ),
+        paired_by=f"paired by dispatch: {old_isa} -> {new_isa} in {where}",
     )
     explained.update({old_row.name, new_row.name})
     return [merged if r is old_row else r for r in rows if r is not new_row]
@@ -166,7 +165,7 @@ class _OneSided:
             names[index].append(name)
             path = side.primary.object_path
             identity_text = code.identities.get(path)
-            files[name] = base_name(path)
+            files[name] = object_basename(path)
             objects[name] = f"{files[name]} ({identity_text})" if identity_text else path
         return cls(rows, tuple(names[0]), tuple(names[1]), objects, files)
 
@@ -245,7 +244,7 @@ def variant_changes(
         samples = int(min(b.samples, v.samples))
         evidence = (
             *ran_evidence(b, v, " only"),
-            f"both in {base_name(b.primary.object_path)} "
+            f"both in {object_basename(b.primary.object_path)} "
             f"({baseline.identities.get(b.primary.object_path)}): its {old_word} code "
             f"ran, then its {new_word} code",
         )
@@ -259,7 +258,7 @@ def variant_changes(
             diagnoses=tuple(diagnoses),
             notes=(),
             paired_by=f"paired by object and name: {old_word} -> {new_word} in "
-            f"{base_name(b.primary.object_path)}",
+            f"{object_basename(b.primary.object_path)}",
         )
         dropped.add(new_row.name)
         explained.update({old_row.name, new_row.name})

@@ -18,6 +18,7 @@ from perflab.lenses.asm.code_diff import FunctionChange, change_sentence
 from perflab.lenses.asm.identity import Role, family, fragment_role, identity
 from perflab.lenses.asm.machine_code import FunctionListing
 from perflab.records.diagnosis import Claim, Diagnosis
+from perflab.tool_output.object_names import object_basename
 
 MIN_RAN_SHARE = 0.01  # a side below 1% of its variant's samples did not run for this lens
 MIN_RAN_SAMPLES = 10  # ... nor one with fewer samples: claims need this many on each side
@@ -199,14 +200,10 @@ def _why_not(code: VariantCode, name: str, samples: float) -> str:
     if defined:
         text += f"; defined as {', '.join(defined[:3])} per the symbol table"
     elif code.searched.get(name):
-        searched = [base_name(p) for p in code.searched[name]]
+        searched = [object_basename(p) for p in code.searched[name]]
         more = f" and {len(searched) - 3} more objects it loaded" if len(searched) > 3 else ""
         text += f"; not defined in {', '.join(searched[:3])}{more}"
     return text
-
-
-def base_name(path: str) -> str:
-    return path.rsplit("/", 1)[-1]
 
 
 def samples_text(samples: float, total: float) -> str:

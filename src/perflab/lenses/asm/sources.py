@@ -21,6 +21,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from perflab.budget.perf_costs import Reading
 from perflab.lenses.asm.metric import ASM
 from perflab.lenses.registry import recording_readers
 from perflab.machine.proc import LaunchSpec, ProcessRunner
@@ -33,7 +34,6 @@ from perflab.measure.perf.record import (
 )
 from perflab.measure.perf.recordings import (
     PerfRecordings,
-    Reading,
     RecordedProfile,
     VariantRecording,
 )
@@ -192,7 +192,7 @@ class PerfRecordSource:
         benchmark: Benchmark,
         variant: Variant,
         context: LensContext,
-        readers: Mapping[Metric, str],
+        readers: Mapping[Metric, Reading],
     ) -> RecordedProfile:
         """This variant's sampled instructions in the recording `readers` share, its processes
         pooled: the recording is made for every variant at once, by the first lens to ask, and

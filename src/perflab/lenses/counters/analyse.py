@@ -17,13 +17,15 @@ from perflab.lenses.counters.availability import (
     unavailable_note,
     user_only_note,
 )
+from perflab.lenses.counters.avx512 import AVX512
+from perflab.lenses.counters.confidence import event_confidence
 from perflab.lenses.counters.findings import (
     Avx512Use,
     CounterFindings,
     VariantMetric,
 )
 from perflab.lenses.counters.metric import COUNTERS
-from perflab.lenses.counters.options import events_of
+from perflab.lenses.counters.options import requested_events
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import (
@@ -35,25 +37,12 @@ from perflab.records.model import (
     Severity,
     Withhold,
 )
-from perflab.records.settings import Settings
 from perflab.stats.comparison import RatioInterval, SideValues, Subject, comparison_from
-from perflab.stats.family import family_confidence, run_family_size
+from perflab.stats.family import run_family_size
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
 from perflab.stats.summary import mean_per_iteration
 from perflab.tool_output.perf_stat import Availability, derived_metrics
 
-DEFAULT_EVENTS: tuple[str, ...] = (
-    "cycles",
-    "instructions",
-    "branches",
-    "branch-misses",
-    "cache-references",
-    "cache-misses",
-    "task-clock",
-    "context-switches",
-    "cpu-migrations",
-    "page-faults",
-)
 # a count event claims a difference only where a sample holds at least this many events on one
 # side: a handful per sample (context switches from the worker's handshake racing the counter's
 # switch) is noise of its own that the interval does not see
@@ -61,21 +50,6 @@ COUNT_FLOOR = 100
 # the reason a comparison below it gives for claiming no difference; `equivalent` stands (zero
 # on both sides is as equal as counts get)
 FEW_EVENTS = Withhold("below-count-floor", differences_only=True)
-
-
-def event_confidence(confidence: float, n_events: int, n_comparisons: int = 1) -> float:
-    """The level each event's interval is computed at so that a run's events of all its
-    comparisons (benchmarks x variant pairs), decided together, hold `confidence` (Bonferroni,
-    stats.family): decided each at the run's level, every noisy event of an A/A would have its
-    own chance of a false claim (docs/lenses/counters.md has the A/A runs)."""
-    return family_confidence(confidence, max(n_events, 1) * max(n_comparisons, 1))
-
-
-AVX512 = "avx512"  # artifact per variant and generation
-
-
-def requested_events(settings: Settings) -> tuple[str, ...]:
-    return events_of(settings) or DEFAULT_EVENTS
 
 
 @dataclass(frozen=True)

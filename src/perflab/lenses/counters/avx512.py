@@ -11,6 +11,7 @@ from typing import Any
 
 from perflab.machine.host import read_text
 
+AVX512 = "avx512"  # artifact per variant and generation: an Avx512Tally
 AVX512_SLACK_MS = 20.0  # the kernel stamps in jiffies (up to 10 ms) at the next context switch
 
 

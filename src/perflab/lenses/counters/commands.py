@@ -40,7 +40,7 @@ class CountersCommandSession:
         self.perf = perf
         self.max_generations = max_generations
         self.sampler = InterleavedSampler(
-            LensSession(benchmark, context, schedule="counters"), COUNTERS
+            LensSession(benchmark, context, schedule=COUNTERS), COUNTERS
         )
 
     def run(self) -> None:

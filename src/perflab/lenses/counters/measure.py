@@ -16,13 +16,14 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 
-from perflab.lenses.counters.analyse import analyse_counters, requested_events
+from perflab.lenses.counters.analyse import analyse_counters
 from perflab.lenses.counters.availability import PROBE, HostFacts, user_only_note
 from perflab.lenses.counters.avx512 import read_arch_status
 from perflab.lenses.counters.commands import CountersCommandSession
 from perflab.lenses.counters.findings import UnavailableEvent
 from perflab.lenses.counters.host import host_facts
 from perflab.lenses.counters.metric import COUNTERS
+from perflab.lenses.counters.options import requested_events
 from perflab.lenses.counters.probe import probe_events
 from perflab.lenses.counters.statements import CountersStatementSession
 from perflab.machine.proc import ProcessRunner

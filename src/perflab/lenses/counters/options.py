@@ -18,9 +18,27 @@ EVENTS = LensOption(
     ),
 )
 OPTIONS = (EVENTS,)
+# the events counted where --events names none (docs/lenses/counters.md lists them)
+DEFAULT_EVENTS: tuple[str, ...] = (
+    "cycles",
+    "instructions",
+    "branches",
+    "branch-misses",
+    "cache-references",
+    "cache-misses",
+    "task-clock",
+    "context-switches",
+    "cpu-migrations",
+    "page-faults",
+)
 
 
 def events_of(settings: Settings) -> tuple[str, ...]:
     """The perf events asked for (empty: the lens's defaults)."""
     value: tuple[str, ...] = EVENTS.value(settings)
     return value
+
+
+def requested_events(settings: Settings) -> tuple[str, ...]:
+    """The events the lens counts: those asked for, else DEFAULT_EVENTS."""
+    return events_of(settings) or DEFAULT_EVENTS

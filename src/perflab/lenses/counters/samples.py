@@ -8,8 +8,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from perflab.lenses.counters.analyse import event_confidence
 from perflab.lenses.counters.availability import AVAILABILITY
+from perflab.lenses.counters.confidence import event_confidence
 from perflab.lenses.counters.metric import COUNTERS
 from perflab.measure.lens import BenchmarkData, LensContext
 from perflab.measure.sampler import Slot

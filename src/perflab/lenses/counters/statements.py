@@ -19,8 +19,7 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from perflab.lenses.counters.analyse import AVX512
-from perflab.lenses.counters.avx512 import Avx512Tally
+from perflab.lenses.counters.avx512 import AVX512, Avx512Tally
 from perflab.lenses.counters.metric import COUNTERS
 from perflab.lenses.counters.samples import events_within_precision, store_counts
 from perflab.machine.scratch import private_folder
@@ -128,7 +127,7 @@ class CountersStatementSession:
         self.max_generations = max_generations
         self.arch_status = arch_status
         self.sampler = InterleavedSampler(
-            LensSession(benchmark, context, schedule="counters"), COUNTERS
+            LensSession(benchmark, context, schedule=COUNTERS), COUNTERS
         )
 
     def run(self) -> None:

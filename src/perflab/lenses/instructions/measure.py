@@ -1,6 +1,6 @@
 """The instructions lens: deterministic instruction counts under valgrind's callgrind.
 
-The counting is `measure/callgrind/count.py`'s `InstructionCounter` (statements in a worker with
+The counting is `measure/callgrind/count.py`'s `CallgrindCounter` (statements in a worker with
 callgrind switched around the loop only and an empty loop subtracted; commands whole, or inside
 `--region`), which the lens holds and calls; the lens checks valgrind up front and analyses what
 was stored.
@@ -15,7 +15,7 @@ from perflab.lenses.instructions.analyse import analyse_instructions
 from perflab.lenses.instructions.metric import INSTRUCTIONS
 from perflab.lenses.shared_options import analysis_cache_of, cache_sim_of, region_of
 from perflab.machine.proc import ProcessRunner
-from perflab.measure.callgrind.count import CountOptions, InstructionCounter
+from perflab.measure.callgrind.count import CallgrindCounter, CountOptions
 from perflab.measure.callgrind.native_code import native_code
 from perflab.measure.lens import LensAnalysis, LensContext
 from perflab.records.errors import ToolUnavailableError
@@ -47,7 +47,7 @@ class InstructionsLens:
         equivalence_band: float | None = None,
         read_cpuinfo: Callable[[], str] = read_cpuinfo,
     ) -> None:
-        self.counter = InstructionCounter(counting)
+        self.counter = CallgrindCounter(counting or CountOptions(INSTRUCTIONS))
         self.equivalence_band = equivalence_band  # None: the experiment's, as every lens
         self.read_cpuinfo = read_cpuinfo
 

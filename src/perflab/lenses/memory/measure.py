@@ -1,7 +1,7 @@
 """The memory lens's measuring: two existing measurements, stored under one metric.
 
 - **Traffic**: each variant runs under callgrind with the cache simulation on, counted as the
-  instructions lens counts (`InstructionCounter`, measure/callgrind/count.py: statements in a
+  instructions lens counts (`CallgrindCounter`, measure/callgrind/count.py: statements in a
   worker with instrumentation switched on around the loop only and an empty loop of the same
   length subtracted; commands whole, or inside `--region`), with the simulated cache geometry
   fixed. The callgrind files it writes are kept: analysis reads the data accesses, misses, the
@@ -30,7 +30,7 @@ from perflab.lenses.memory.analyse import KIND_UNAVAILABLE, analyse_memory
 from perflab.lenses.memory.metric import MEMORY
 from perflab.lenses.shared_options import analysis_cache_of, region_of
 from perflab.machine.proc import ProcessRunner
-from perflab.measure.callgrind.count import CountOptions, InstructionCounter
+from perflab.measure.callgrind.count import CallgrindCounter, CountOptions
 from perflab.measure.callgrind.native_code import native_code
 from perflab.measure.lens import (
     BenchmarkData,
@@ -74,7 +74,7 @@ class MemoryLens:
     def __init__(
         self,
         *,
-        traffic: InstructionCounter | None = None,
+        traffic: CallgrindCounter | None = None,
         footprint: Footprint | None = None,
         read_cpuinfo: Callable[[], str] = read_cpuinfo,
     ) -> None:
@@ -82,7 +82,7 @@ class MemoryLens:
         # cache simulation counts depends on the process too, and with one process the
         # interval holds none of that; the interval is widened by the processes' spread
         # (stats.summary.process_ratio_interval)
-        self.traffic = traffic or InstructionCounter(
+        self.traffic = traffic or CallgrindCounter(
             CountOptions(
                 repeats=TRAFFIC_REPEATS,
                 processes=TRAFFIC_PROCESSES,
@@ -145,7 +145,7 @@ class MemoryLens:
 
     def _counting(
         self, benchmark: Benchmark, context: LensContext, variants: Sequence[Variant]
-    ) -> InstructionCounter:
+    ) -> CallgrindCounter:
         """The traffic's counter (left as it was given) switched for counting one variant at a
         time with the cache simulation on, each as every other is (the same statement counts
         differently through client requests and through vgdb, forked and fresh): asked once,

@@ -1,6 +1,6 @@
 """The profile lens: perf record samples, hot symbols and a differential flame graph."""
 
-from perflab.budget.perf_costs import CALL_GRAPH_RECORDING
+from perflab.budget.perf_costs import CALL_GRAPH_RECORDING, Reading
 from perflab.lenses.descriptor import (
     Explanation,
     LensDescriptor,
@@ -29,7 +29,8 @@ DESCRIPTOR = LensDescriptor(
     render="perflab.lenses.profile.render:section",
     # a statement's recording, read as call graphs; the asm lens reads its sampled instructions
     planning=Planning(
-        cost=profile_cost, shares_recording=SharedRecording(CALL_GRAPH_RECORDING, "call graphs")
+        cost=profile_cost,
+        shares_recording=SharedRecording(CALL_GRAPH_RECORDING, Reading.CALL_GRAPHS),
     ),
     explanation=Explanation(
         accounts="perflab.lenses.profile.account:accounting",

@@ -26,7 +26,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import replace
 
-from perflab.budget.perf_costs import CALL_GRAPH_COMMAND_RUNS, CALL_GRAPH_REGION_S
+from perflab.budget.perf_costs import CALL_GRAPH_COMMAND_RUNS, CALL_GRAPH_REGION_S, Reading
 from perflab.lenses.profile.analyse import (
     FOLDED,
     PROFILE_META,
@@ -37,7 +37,7 @@ from perflab.lenses.profile.metric import PROFILE
 from perflab.lenses.registry import recording_readers
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import LensAnalysis, LensContext
-from perflab.measure.perf.recordings import Reading, Recipe, RecordedProfile
+from perflab.measure.perf.recordings import Recipe, RecordedProfile
 from perflab.measure.perf.runs import WALL_NS, record_variants, shared_recipe
 from perflab.records.model import (
     Artifact,

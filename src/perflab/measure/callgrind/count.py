@@ -1,4 +1,4 @@
-"""Counting under valgrind's callgrind (`InstructionCounter.count`, with one `CountOptions`): the
+"""Counting under valgrind's callgrind (`CallgrindCounter.count`, with one `CountOptions`): the
 instructions lens's deterministic instruction counts, and the memory lens's cache simulation.
 Both lenses hold a counter and call it; neither inherits from it.
 
@@ -66,14 +66,14 @@ from perflab.records.run_facts import VariantInfo
 from perflab.stats.summary import process_levels
 from perflab.tool_drivers.valgrind import CACHE_GEOMETRY, cannot_execute
 
-__all__ = ["CountOptions", "InstructionCounter", "cpus_for_counting"]
+__all__ = ["CountOptions", "CallgrindCounter", "cpus_for_counting"]
 
 _REQUESTS_CHECK_TIMEOUT_S = 60.0  # the worker ops run natively: a Python's start-up
 # the native check's answer (why not, or "") per interpreter, working directory and environment
 RequestsChecked = dict[tuple[str, str | None, tuple[tuple[str, str], ...]], str]
 
 
-class InstructionCounter:
+class CallgrindCounter:
     """Counts every variant of a benchmark under callgrind (statements and commands), its counts
     and callgrind files stored as samples and artifacts of the counting lens's metric. Lenses
     hold one and call `count`; none inherits.
@@ -83,19 +83,19 @@ class InstructionCounter:
 
     def __init__(
         self,
-        options: CountOptions | None = None,
+        options: CountOptions,
         *,
         requests_checked: RequestsChecked | None = None,
     ) -> None:
-        self.options = options or CountOptions()
+        self.options = options
         # shared by the counters `with_options` makes: each interpreter is checked once
         self._requests_checked = {} if requests_checked is None else requests_checked
 
-    def with_options(self, options: CountOptions) -> InstructionCounter:
+    def with_options(self, options: CountOptions) -> CallgrindCounter:
         """A counter counting with `options`, sharing this one's checks of the interpreters."""
-        return InstructionCounter(options, requests_checked=self._requests_checked)
+        return CallgrindCounter(options, requests_checked=self._requests_checked)
 
-    def started_alike(self, context: LensContext, compared: int) -> InstructionCounter:
+    def started_alike(self, context: LensContext, compared: int) -> CallgrindCounter:
         """This counter with fork-or-fresh decided now, as `count` would decide it for
         `compared` variants at once: a lens that counts its variants one call at a time (the
         memory lens) then starts every one alike, whatever CPUs are free at each call (how a
@@ -261,7 +261,7 @@ class InstructionCounter:
         for variant in variants:
             fixed_env = padded_to(variant_environment(variant), target)
             fixed_env["PYTHONHASHSEED"] = "0"
-            run = CountRun(benchmark, variant, context, fixed_env, metric=self.metric)
+            run = CountRun(benchmark, variant, context, fixed_env, self.metric)
             counted_with = run.counted_with
             counted_with.python_hash_seed = "0"
             counted_with.aslr = "off (personality ADDR_NO_RANDOMIZE, as setarch -R)"
@@ -357,7 +357,7 @@ class _Counting:
 
     def __init__(
         self,
-        counter: InstructionCounter,
+        counter: CallgrindCounter,
         benchmark: Benchmark,
         context: LensContext,
         cpus: Sequence[int | None],

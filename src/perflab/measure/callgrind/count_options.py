@@ -3,7 +3,7 @@
 loops, when a process's repeats have settled, and one variant's measurement in progress
 (`CountRun`). valgrind's and vgdb's command lines are tool_drivers/valgrind.py's.
 
-The counting itself is `count.InstructionCounter`'s (see its docstring); this module, `dumps`,
+The counting itself is `count.CallgrindCounter`'s (see its docstring); this module, `dumps`,
 `switching`, `workers` and `store` are its parts.
 """
 
@@ -34,21 +34,21 @@ _MAX_LOOPS = 10_000
 _SETTLED = 1e-3
 MAX_SETTLING_REPEATS = 2  # counted pairs added at most while waiting for them to settle
 # statements: worker processes per variant at most, the last added only when a variant's first
-# processes counted at different levels (count.InstructionCounter.count)
+# processes counted at different levels (count.CallgrindCounter.count)
 MAX_PROCESSES = 3
 
 
 @dataclass(frozen=True)
 class CountOptions:
     """How the variants of a benchmark are counted under callgrind: the counter's one
-    parameter object. The defaults are the instructions lens's. `metric`, `cache_sim`,
-    `region` and `analysis_cache` are what the counting lens asks for: each lens sets them from
-    itself and its own settings before it counts, since measure/ reads no lens's option by
-    name and files nothing under a lens's metric of its own accord."""
+    parameter object. `metric`, `cache_sim`, `region` and `analysis_cache` are what the
+    counting lens asks for: each lens sets them from itself and its own settings before it
+    counts, since measure/ reads no lens's option by name and files nothing under a lens's
+    metric of its own accord (so `metric` has no default)."""
 
     # the counting lens's metric: its samples, artifacts, notes and progress are filed under
     # it, and what each variant was counted with is its variant info under this key
-    metric: Metric = Metric.INSTRUCTIONS
+    metric: Metric
     # how the progress line names the counting ("callgrind: a, b")
     progress_label: str = "callgrind"
 
@@ -183,8 +183,8 @@ class CountRun:
     variant: Variant
     context: LensContext
     env: dict[str, str]
+    metric: Metric  # its samples' and artifacts' (CountOptions.metric)
     counted_with: CountedWith = field(default_factory=CountedWith)
-    metric: Metric = Metric.INSTRUCTIONS  # its samples' and artifacts' (CountOptions.metric)
 
     def error(self, message: str, **kwargs: Any) -> BenchmarkFailedError:
         return BenchmarkFailedError(

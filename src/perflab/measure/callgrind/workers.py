@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from perflab.budget.costs import FORK_SERVERS, fork_servers_for
 from perflab.machine.parallel import LiveSet
-from perflab.machine.proc import Completed, LaunchSpec
+from perflab.machine.proc import Completed, LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
 from perflab.measure.callgrind.artifacts import KIND_EMPTY, KIND_STATEMENT, SAMPLE_NAME
 from perflab.measure.callgrind.count_options import CountOptions, CountRun, worker_timeout_s
@@ -46,6 +47,7 @@ from perflab.measure.worker_client import (
 )
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import TimeReport
+from perflab.records.model import Benchmark, Variant
 from perflab.tool_drivers.debuginfo import has_debug_info
 from perflab.tool_drivers.valgrind import CallgrindOptions
 from perflab.tool_output.callgrind import combine_parts
@@ -70,6 +72,8 @@ class CountJob:
     processes: tuple[int, ...]
     fork: bool = False
     requests: bool = False  # statements: switched with client requests (else through vgdb)
+    # what a statement's counting starts and reads (the real ones; tests give fakes)
+    parts: CountingParts = field(default_factory=lambda: CountingParts())
 
 
 def count_statements(
@@ -85,7 +89,7 @@ def count_statements(
     that imported the set-up's modules under callgrind (`_StatementWorkers.forked`).
     `workers`: those alive, for a stop to kill."""
     with private_folder("callgrind") as directory:
-        counting = _StatementWorkers(options, job.run, cpu, workers, directory)
+        counting = _StatementWorkers(options, job.run, cpu, workers, directory, job.parts)
         if job.fork:
             counting.forked(job.processes, done)
             return
@@ -102,6 +106,7 @@ class _StatementWorkers:
     cpu: int | None
     workers: LiveSet[StatementWorker]
     directory: str
+    parts: CountingParts
 
     def launch(self) -> tuple[str, ...]:
         """valgrind and its options, for a worker (or a fork server)."""
@@ -222,7 +227,7 @@ class _StatementWorkers:
         away once, here, rather than by each child's first switch (worker/callgrind_ops.py:
         callgrind_discard); killed if client requests do not reach callgrind."""
         run = self.run
-        server = ForkServerClient(
+        server = self.parts.fork_server(
             run.context.runner,
             run.benchmark,
             run.variant,
@@ -257,7 +262,7 @@ class _StatementWorkers:
         # the objects and their inline frames are the same in every process of a variant (the
         # same files, no ASLR): read once, in the first
         info, plan, dumps = measured
-        return digest_statement(self.options, self.run, info, plan, dumps, objects=process == 0)
+        return self.parts.digest(self.options, self.run, info, plan, dumps, objects=process == 0)
 
     def measured_in(self, worker: StatementWorker, *, requests: bool) -> Measured:
         """The worker's counted loops under callgrind, its dumps as callgrind wrote them."""
@@ -266,13 +271,11 @@ class _StatementWorkers:
             self.workers.add(worker)
             try:
                 toggle = options.toggle_collection and not options.cache_sim
-                session = CallgrindWorkerSession(
-                    run, worker, self.directory, requests, toggle=toggle
-                )
+                session = self.parts.session(run, worker, self.directory, requests, toggle=toggle)
                 plan = session.measure(options.loops, options.repeats)
                 # every dump is on disk once its request returned: the interpreter's shutdown
                 # under valgrind (seconds with torch's destructors) counts for nothing
-                dumps = dict(read_dumps(self.directory, worker.pid))
+                dumps = dict(self.parts.read_dumps(self.directory, worker.pid))
                 worker.kill()
             finally:
                 self.workers.discard(worker)
@@ -325,6 +328,56 @@ def digest_statement(
             raise run.error(f"cannot read callgrind's output: {error}") from error
         texts.append(found)
     return StatementCounts(info, plan, tuple(texts), tuple(totals), identities, frames)
+
+
+class CountsLoops(Protocol):
+    """A worker's loops counted under callgrind (`switching.CallgrindWorkerSession`)."""
+
+    def measure(self, loops: int | None, repeats: int) -> StatementPlan: ...
+
+
+class StartsSession(Protocol):
+    """How a worker's callgrind session is started (`CallgrindWorkerSession`'s constructor)."""
+
+    def __call__(
+        self,
+        run: CountRun,
+        worker: StatementWorker,
+        directory: str,
+        client_requests: bool,
+        *,
+        toggle: bool = False,
+    ) -> CountsLoops: ...
+
+
+class DigestsStatement(Protocol):
+    """How a worker's dumps are read into its counts (`digest_statement`)."""
+
+    def __call__(
+        self,
+        options: CountOptions,
+        run: CountRun,
+        info: WorkerInfo,
+        plan: StatementPlan,
+        dumps: Mapping[str, str],
+        *,
+        objects: bool = True,
+    ) -> StatementCounts: ...
+
+
+@dataclass(frozen=True)
+class CountingParts:
+    """What counting a statement's workers starts and reads, beside the workers themselves: the
+    fork servers, each worker's callgrind session, its dump files and their digest. A value
+    with the real ones, so that a test can count fork servers' children (and see the reading of
+    one beside the next one's counting) with fakes, no valgrind started."""
+
+    fork_server: Callable[[ProcessRunner, Benchmark, Variant, WorkerLaunch], ForkServerClient] = (
+        ForkServerClient
+    )
+    session: StartsSession = CallgrindWorkerSession
+    read_dumps: Callable[[str, int], list[tuple[str, str]]] = read_dumps
+    digest: DigestsStatement = digest_statement
 
 
 def count_command(options: CountOptions, run: CountRun, cpu: int | None) -> CommandCounts:

@@ -11,11 +11,11 @@ process (measure/perf/runs.py records).
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from perflab.budget.perf_costs import Reading
 from perflab.records.model import Sample
 from perflab.tool_drivers.perf import CallGraph, RecordOptions
 from perflab.tool_output.perf_script import ProfileSample
@@ -55,21 +55,6 @@ class RecordedProfile:
             "region_ns": self.region_ns,
             "mapped_objects": list(self.objects),  # where analysis reads dispatch evidence
         }
-
-
-class Reading(enum.Enum):
-    """How a recording's perf.data is read back (`perf script`)."""
-
-    CALL_GRAPHS = "call graphs"  # every sample's stack, names demangled for people
-    LEAVES = "leaves"  # each sample's sampled instruction only, names as in the symbol table
-
-    @property
-    def demangle(self) -> bool:
-        return self is Reading.CALL_GRAPHS
-
-    @property
-    def stacks(self) -> bool:
-        return self is Reading.CALL_GRAPHS
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from perflab.budget.perf_costs import (
     CALL_GRAPH_COMMAND_RUNS,
     CALL_GRAPH_PROCESSES,
     CALL_GRAPH_REGION_S,
+    Reading,
 )
 from perflab.machine.parallel import all_cpus, run_threads, runs_real_processes
 from perflab.machine.proc import LaunchSpec, ProcessRunner
@@ -29,7 +30,6 @@ from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
 from perflab.measure.perf.record import ProfiledWorker
 from perflab.measure.perf.recordings import (
-    Reading,
     Recipe,
     Recorded,
     RecordedProfile,
@@ -54,14 +54,14 @@ WALL_NS = "wall_ns"  # the name of the recorded regions' wall-time samples
 
 def shared_recipe(
     runner: ProcessRunner,
-    readers: Mapping[Metric, str],
+    readers: Mapping[Metric, Reading],
     *,
     options: RecordOptions | None = None,
     region_s: float = CALL_GRAPH_REGION_S,
     max_command_runs: int = CALL_GRAPH_COMMAND_RUNS,
 ) -> Recipe:
     """The recording with call graphs that `readers` read: the run's lenses sharing it, in the
-    order they are listed, each with its `Reading`'s value (their descriptors' `shares_recording`,
+    order they are listed, each with its `Reading` (their descriptors' `shares_recording`,
     `registry.recording_readers`). Read back every way one of them reads it, its blocks in the
     order drawn for the first of them, so that whichever asks first gets the recipe the others
     ask for too: one recording. Every sampled instruction is in it, whatever the event and
@@ -71,7 +71,7 @@ def shared_recipe(
         region_s=region_s,
         processes=CALL_GRAPH_PROCESSES,
         max_command_runs=max_command_runs,
-        readings=frozenset(Reading(reading) for reading in readers.values()),
+        readings=frozenset(readers.values()),
         schedule=next(iter(readers)),
     )
 

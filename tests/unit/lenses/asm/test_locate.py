@@ -19,7 +19,6 @@ from perflab.lenses.asm.locate import (
     find_families,
     find_hot,
     find_named,
-    object_basename,
     presence,
     sampled_copies,
     union_in_order,
@@ -28,6 +27,7 @@ from perflab.lenses.asm.locate import (
 from perflab.lenses.asm.sources import CodeSample, ProfiledRegion
 from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_drivers.elf_objects import CodeLookupError, ElfObject, ElfSymbol
+from perflab.tool_output.object_names import object_basename
 
 EXE = "/venv/bin/python3.12"
 LIB = "/lib/libkernels.so"
@@ -357,7 +357,7 @@ def test_presence_of_nothing_wanted_searches_nothing(objects: dict[str, ElfObjec
     assert presence([], _region({}, LIB), _Demangler()) == ({}, {})
 
 
-# ---- union_in_order / object_basename
+# ---- union_in_order
 
 
 def test_union_in_order_lists_each_family_and_object_once_hottest_first() -> None:
@@ -383,11 +383,3 @@ def test_union_in_order_lists_each_family_and_object_once_hottest_first() -> Non
         ("a", "libother.so"),
         ("b", "libkernels.so"),
     ]
-
-
-@pytest.mark.parametrize(
-    ("path", "basename"),
-    [(PYLIB, "libpython3.12.so.1.0"), ("python3", "python3"), ("/lib/", "")],
-)
-def test_object_basename_is_the_last_part_of_the_path(path: str, basename: str) -> None:
-    assert object_basename(path) == basename

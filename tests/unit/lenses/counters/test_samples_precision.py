@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from perflab import api
-from perflab.lenses.counters.analyse import event_confidence
+from perflab.lenses.counters.confidence import event_confidence
 from perflab.lenses.counters.samples import events_within_precision
 from perflab.records.kinds import Metric
 from perflab.records.model import BenchmarkData, Sample

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from perflab.lenses.counters.analyse import AVX512
+from perflab.lenses.counters.avx512 import AVX512
 from perflab.lenses.counters.metric import COUNTERS
 from perflab.lenses.counters.statements import CountersStatementSession
 from perflab.machine.proc import LaunchSpec

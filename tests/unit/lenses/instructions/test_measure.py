@@ -16,7 +16,7 @@ from perflab.measure.callgrind.artifacts import (
     KIND_OBJECTS,
     KIND_STATEMENT,
 )
-from perflab.measure.callgrind.count import CountOptions, InstructionCounter
+from perflab.measure.callgrind.count import CallgrindCounter, CountOptions
 from perflab.measure.callgrind.count_options import (
     choose_loops,
     refining_loops,
@@ -357,12 +357,12 @@ def test_the_lens_hands_the_counter_what_the_experiment_asks(
     shared one: the lens reads them and passes them on, keeping its own counting options."""
     seen: list[CountOptions] = []
 
-    def count(self: InstructionCounter, benchmark: Benchmark, context: LensContext) -> None:
+    def count(self: CallgrindCounter, benchmark: Benchmark, context: LensContext) -> None:
         seen.append(self.options)
 
-    monkeypatch.setattr(InstructionCounter, "count", count)
+    monkeypatch.setattr(CallgrindCounter, "count", count)
     benchmark = Benchmark("b", cmd="./b")
-    lens = InstructionsLens(CountOptions(repeats=1))
+    lens = InstructionsLens(CountOptions(Metric.INSTRUCTIONS, repeats=1))
     for settings in (
         Settings(),
         Settings().with_options(cache_sim=True, region="kernel", analysis_cache=False),

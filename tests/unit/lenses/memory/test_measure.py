@@ -30,7 +30,7 @@ BENCHMARK = Benchmark("b", cmd="prog")
 class _Traffic:
     """Stands in for the callgrind counter: stores one traffic sample, or fails like valgrind."""
 
-    options = CountOptions()
+    options = CountOptions(MEMORY)
 
     def __init__(self, failures: dict[str, str]) -> None:
         self.failures = failures

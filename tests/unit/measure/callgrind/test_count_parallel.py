@@ -8,9 +8,10 @@ from typing import Any
 
 from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.proc import Completed, LaunchSpec
-from perflab.measure.callgrind.count import CountOptions, InstructionCounter, cpus_for_counting
+from perflab.measure.callgrind.count import CallgrindCounter, CountOptions, cpus_for_counting
 from perflab.measure.callgrind.dumps import dump_totals
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
+from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings
 
@@ -19,7 +20,7 @@ def test_the_counter_adds_back_the_measuring_cpu_the_engine_keeps_perflab_off() 
     def options(**chosen: Any) -> CountOptions:
         # no other perflab run holds a CPU unless the case says so (never the machine's locks)
         chosen.setdefault("other_runs_cpus", lambda cpus: [])
-        return CountOptions(**chosen)
+        return CountOptions(Metric.INSTRUCTIONS, **chosen)
 
     only_0 = options(allowed_cpus=lambda: {0})  # perflab itself runs on 0 only
     assert cpus_for_counting(only_0, 1) == (0, 1)
@@ -55,7 +56,7 @@ def test_client_requests_are_checked_once_per_interpreter_and_environment() -> N
         Experiment((benchmark,), variants, Settings()), runner, MemorySink(), NullProgress(),
         None, "python3",
     )  # fmt: skip
-    counter = InstructionCounter()
+    counter = CallgrindCounter(CountOptions(Metric.INSTRUCTIONS))
     # one variant cannot: every variant is switched through vgdb, and says why
     assert counter.client_requests_possible(benchmark, context) == "B: no ctypes"
     assert len(runner.calls) == 2  # one check per environment

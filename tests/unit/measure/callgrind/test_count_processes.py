@@ -179,7 +179,7 @@ def _measure_processes(
     context = LensContext(
         experiment, runner, sink, NullProgress(), None, "python3", budget_s=budget_s
     )
-    InstructionsLens(CountOptions(parallel=False)).measure(benchmark, context)
+    InstructionsLens(CountOptions(Metric.INSTRUCTIONS, parallel=False)).measure(benchmark, context)
     return counted, sink
 
 

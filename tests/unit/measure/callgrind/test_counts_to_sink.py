@@ -24,6 +24,7 @@ from perflab.measure.callgrind.workers import CommandCounts, StatementCounts
 from perflab.measure.lens import MemorySink
 from perflab.measure.worker_client import WorkerInfo
 from perflab.records.errors import BenchmarkFailedError, ConfigError
+from perflab.records.kinds import Metric
 from perflab.records.model import Variant
 from tests.support.fast_settings import FAST
 from tests.support.lens_contexts import BENCH, lens_context
@@ -34,7 +35,7 @@ INFO = WorkerInfo(7, "3.11.2", "CPython", "/usr/bin/python3")
 
 def _run() -> tuple[CountRun, MemorySink]:
     context, sink = lens_context(FakeRunner(), FAST)
-    return CountRun(BENCH, Variant("A"), context, {}), sink
+    return CountRun(BENCH, Variant("A"), context, {}, Metric.INSTRUCTIONS), sink
 
 
 def _counts(plan: StatementPlan) -> StatementCounts:
@@ -50,7 +51,13 @@ def _counts(plan: StatementPlan) -> StatementCounts:
 
 def test_a_repeat_s_sample_is_the_statement_minus_the_empty_loop() -> None:
     run, sink = _run()
-    store_statement(CountOptions(), run, _counts(StatementPlan(loops=100, repeats=2)), 0, cpu=3)
+    store_statement(
+        CountOptions(Metric.INSTRUCTIONS),
+        run,
+        _counts(StatementPlan(loops=100, repeats=2)),
+        0,
+        cpu=3,
+    )
     assert [(s.value, s.loops, s.generation, s.block, s.cpu) for s in sink.samples] == [
         (1_000.0, 100, 0, 0, 3),
         (2_000.0, 100, 1, 0, 3),
@@ -69,7 +76,7 @@ def test_a_repeat_s_sample_is_the_statement_minus_the_empty_loop() -> None:
 
 def test_each_process_numbers_its_repeats_apart_and_its_settling_repeats_are_warm_up() -> None:
     run, sink = _run()
-    options = CountOptions(repeats=2)
+    options = CountOptions(Metric.INSTRUCTIONS, repeats=2)
     store_statement(options, run, _counts(StatementPlan(loops=100, repeats=3, warmup=1)), 1, None)
     first = 1 * (2 + MAX_SETTLING_REPEATS)
     assert [(s.generation, s.block, s.warmup) for s in sink.samples] == [
@@ -108,7 +115,7 @@ def test_a_command_s_repeats_are_stored_with_their_totals() -> None:
     counts = CommandCounts(
         repeats=((("callgrind.out.1", PARTS),), (("callgrind.out.2", PARTS),)), inline=False
     )
-    store_command(CountOptions(), run, counts, cpu=2)
+    store_command(CountOptions(Metric.INSTRUCTIONS), run, counts, cpu=2)
     assert [
         (s.name, s.value, s.generation, s.block) for s in sink.samples if s.name == SAMPLE_NAME
     ] == [
@@ -125,7 +132,7 @@ def test_a_dump_that_cannot_be_read_fails_the_variant() -> None:
         repeats=((("callgrind.out.1", "events: Ir\nfn=(1) f\n10 x\n"),),), inline=False
     )
     with pytest.raises(BenchmarkFailedError, match="cannot read callgrind's output") as error:
-        store_command(CountOptions(), run, counts, cpu=None)
+        store_command(CountOptions(Metric.INSTRUCTIONS), run, counts, cpu=None)
     assert error.value.variant == "A"
 
 
@@ -134,4 +141,4 @@ def test_a_region_that_counted_nothing_is_a_wrong_or_inlined_name() -> None:
     empty = "version: 1\ncreator: t\npositions: line\nevents: Ir\nsummary: 0\ntotals: 0\n"
     counts = CommandCounts(repeats=((("callgrind.out.1", empty),),), inline=False)
     with pytest.raises(ConfigError, match="'kernel' never ran"):
-        store_command(CountOptions(region="kernel"), run, counts, cpu=None)
+        store_command(CountOptions(Metric.INSTRUCTIONS, region="kernel"), run, counts, cpu=None)

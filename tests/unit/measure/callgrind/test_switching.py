@@ -14,6 +14,7 @@ from perflab.measure.callgrind.count_options import CountRun
 from perflab.measure.callgrind.switching import CallgrindWorkerSession
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.errors import BenchmarkFailedError
+from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
 
 PID = 4242
@@ -43,7 +44,7 @@ def _session(directory: Path, replies: list[bool], seen: list[tuple[LaunchSpec, 
     context = LensContext(
         Experiment((benchmark,), (variant,)), _Runner(), MemorySink(), NullProgress(), None, "py"
     )
-    run = CountRun(benchmark, variant, context, {})
+    run = CountRun(benchmark, variant, context, {}, Metric.INSTRUCTIONS)
     return CallgrindWorkerSession(run, _Worker(), str(directory), client_requests=False)  # type: ignore[arg-type]
 
 

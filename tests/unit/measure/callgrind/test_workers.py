@@ -19,10 +19,10 @@ from perflab.budget.costs import FORK_SERVERS, TWO_SERVERS_MAX_START_S
 from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.parallel import LiveSet
 from perflab.machine.proc import Completed, LaunchSpec
-from perflab.measure.callgrind import workers as callgrind_workers
 from perflab.measure.callgrind.count_options import CountOptions, CountRun
 from perflab.measure.callgrind.switching import StatementPlan
 from perflab.measure.callgrind.workers import (
+    CountingParts,
     CountJob,
     StatementCounts,
     count_command,
@@ -33,12 +33,13 @@ from perflab.measure.callgrind.workers import (
 )
 from perflab.measure.worker_client import WorkerInfo
 from perflab.records.errors import BenchmarkFailedError
+from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Variant
 from tests.support.fast_settings import FAST
 from tests.support.lens_contexts import BENCH, lens_context
 
 INFO = WorkerInfo(7, "3.11.2", "CPython", "/usr/bin/python3")
-NO_FRAMES = CountOptions(inline_frames=False, analysis_cache=False)
+NO_FRAMES = CountOptions(Metric.INSTRUCTIONS, inline_frames=False, analysis_cache=False)
 
 
 def _dump(trigger: str, instructions: int) -> str:
@@ -52,7 +53,7 @@ def _dump(trigger: str, instructions: int) -> str:
 
 def _run(benchmark: Benchmark = BENCH, runner: FakeRunner | None = None) -> CountRun:
     context, _ = lens_context(runner or FakeRunner(), FAST)
-    return CountRun(benchmark, Variant("A"), context, {"PATH": "/nonexistent"})
+    return CountRun(benchmark, Variant("A"), context, {"PATH": "/nonexistent"}, Metric.INSTRUCTIONS)
 
 
 def test_a_statement_s_repeats_are_found_by_their_triggers_in_any_order() -> None:
@@ -105,7 +106,9 @@ def _valgrind(returncode: int = 0, writes: bool = True) -> FakeRunner:
 def test_a_command_is_counted_once_per_repeat_under_callgrind() -> None:
     runner = _valgrind()
     run = _run(Benchmark("c", cmd="./prog --fast"), runner)
-    counts = count_command(CountOptions(repeats=3, inline_frames=False), run, cpu=2)
+    counts = count_command(
+        CountOptions(Metric.INSTRUCTIONS, repeats=3, inline_frames=False), run, cpu=2
+    )
     assert len(counts.repeats) == 3 and counts.loops == () and counts.inline is False
     assert all(name == "callgrind.out.99" for ((name, _),) in counts.repeats)
     spec, _ = runner.calls[0]
@@ -115,14 +118,14 @@ def test_a_command_is_counted_once_per_repeat_under_callgrind() -> None:
 def test_a_command_that_fails_under_callgrind_fails_the_variant() -> None:
     run = _run(Benchmark("c", cmd="./prog"), _valgrind(returncode=1))
     with pytest.raises(BenchmarkFailedError, match="under callgrind") as error:
-        count_command(CountOptions(inline_frames=False), run, cpu=None)
+        count_command(CountOptions(Metric.INSTRUCTIONS, inline_frames=False), run, cpu=None)
     assert error.value.detail is not None and "the command said no" in error.value.detail
 
 
 def test_a_command_that_left_no_profile_is_no_count_not_zero() -> None:
     run = _run(Benchmark("c", cmd="./prog"), _valgrind(writes=False))
     with pytest.raises(BenchmarkFailedError, match="callgrind wrote no profile"):
-        count_command(CountOptions(inline_frames=False), run, cpu=None)
+        count_command(CountOptions(Metric.INSTRUCTIONS, inline_frames=False), run, cpu=None)
 
 
 def test_a_program_is_found_by_its_path_or_on_path(tmp_path: Path) -> None:
@@ -151,27 +154,40 @@ class _Child:
         pass
 
 
+class _Servers:
+    """A variant's fork servers under callgrind, as `CountingParts.fork_server` starts them: each
+    starting in `startup_s` (wall) and `start_cpu_s` (CPU, where the worker says), with no
+    threads left by its imports; their children numbered 101, 102 ... across the servers."""
+
+    def __init__(self, startup_s: float = 2.0, start_cpu_s: float | None = None) -> None:
+        self.startup_s = startup_s  # valgrind's start and the imports under it: numpy's, say
+        self.start_cpu_s = start_cpu_s
+        self.started = 0
+        self.forked = 0
+
+    def __call__(self, *args: object) -> _Server:
+        self.started += 1
+        return _Server(self)
+
+
 class _Server:
-    """A variant's fork server under callgrind (a `ForkServerClient`): no threads left by its
-    imports, client requests reach callgrind, each fork a child of its own (pids 101, 102 ...
-    across the servers)."""
+    """One fork server (a `ForkServerClient`): client requests reach callgrind, each fork a
+    child of its own."""
 
     import_s = 0.5
-    startup_s = 2.0  # valgrind's start and the imports under it: numpy's, say
-    start_cpu_s: float | None = None  # the CPU seconds of that start, where the worker says
     threads = 1
-    forked = 0
-    started = 0
 
-    def __init__(self, *args: object) -> None:
-        _Server.started += 1
+    def __init__(self, servers: _Servers) -> None:
+        self.servers = servers
+        self.startup_s = servers.startup_s
+        self.start_cpu_s = servers.start_cpu_s
 
     def call(self, ops: object, request: Mapping[str, Any]) -> dict[str, Any]:
         return {"ok": True, "requests": True}
 
     def worker(self, **kwargs: object) -> _Child:
-        _Server.forked += 1
-        return _Child(100 + _Server.forked)
+        self.servers.forked += 1
+        return _Child(100 + self.servers.forked)
 
     def kill(self) -> None:
         pass
@@ -183,9 +199,11 @@ class _Server:
         return ""
 
 
-def test_a_child_s_dumps_are_read_while_the_next_child_counts(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def _no_dumps(directory: str, pid: int) -> list[tuple[str, str]]:
+    return []
+
+
+def test_a_child_s_dumps_are_read_while_the_next_child_counts() -> None:
     second_counting = threading.Event()
     read_while_counting: list[bool] = []
 
@@ -203,20 +221,21 @@ def test_a_child_s_dumps_are_read_while_the_next_child_counts(
             read_while_counting.append(second_counting.wait(timeout=10.0))
         return info.pid
 
-    monkeypatch.setattr(callgrind_workers, "ForkServerClient", _Server)
-    monkeypatch.setattr(_Server, "forked", 0)
-    monkeypatch.setattr(_Server, "started", 0)
-    monkeypatch.setattr(callgrind_workers, "CallgrindWorkerSession", Session)
-    monkeypatch.setattr(callgrind_workers, "read_dumps", lambda directory, pid: [])
-    monkeypatch.setattr(callgrind_workers, "digest_statement", digest)
+    servers = _Servers()
+    parts = CountingParts(
+        fork_server=servers,  # type: ignore[arg-type]
+        session=Session,  # type: ignore[arg-type]
+        read_dumps=_no_dumps,
+        digest=digest,
+    )
     handed: list[tuple[int, StatementCounts]] = []
-    job = CountJob(_run(), (0, 1), fork=True, requests=True)
+    job = CountJob(_run(), (0, 1), fork=True, requests=True, parts=parts)
     workers: LiveSet[Any] = LiveSet(lambda worker: worker.kill())
     count_statements(NO_FRAMES, job, None, workers, lambda p, c: handed.append((p, c)))
     assert read_while_counting == [True]
     # every child's counts handed over, in order, once read
     assert handed == [(0, 101), (1, 102)]  # type: ignore[comparison-overlap]
-    assert _Server.started == 2 and job.run.counted_with.servers == 2
+    assert servers.started == 2 and job.run.counted_with.servers == 2
 
 
 class _Counted:
@@ -229,39 +248,32 @@ class _Counted:
         return StatementPlan(loops=10, repeats=repeats)
 
 
-def test_a_server_that_started_slowly_under_valgrind_forks_all_the_variant_s_processes(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_server_that_started_slowly_under_valgrind_forks_all_the_variant_s_processes() -> None:
     # `import torch` under valgrind: a second server would cost that start again
-    job, handed = _forked_pair(monkeypatch, startup_s=TWO_SERVERS_MAX_START_S + 4.0)
-    assert handed == [0, 1] and _Server.started == 1
+    servers = _Servers(startup_s=TWO_SERVERS_MAX_START_S + 4.0)
+    job, handed = _forked_pair(servers)
+    assert handed == [0, 1] and servers.started == 1
     assert job.run.counted_with.servers == 1 and not job.run.counted_with.server_per_process
 
 
-def test_a_server_slow_by_the_clock_but_cheap_in_cpu_still_has_a_second_server(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_server_slow_by_the_clock_but_cheap_in_cpu_still_has_a_second_server() -> None:
     # a busy machine stretched a cheap start's wall time: its CPU seconds decide
-    job, handed = _forked_pair(
-        monkeypatch, startup_s=TWO_SERVERS_MAX_START_S + 4.0, start_cpu_s=1.5
-    )
-    assert sorted(handed) == [0, 1] and _Server.started == 2
+    servers = _Servers(startup_s=TWO_SERVERS_MAX_START_S + 4.0, start_cpu_s=1.5)
+    job, handed = _forked_pair(servers)
+    assert sorted(handed) == [0, 1] and servers.started == 2
     assert job.run.counted_with.servers == 2
 
 
-def _forked_pair(
-    monkeypatch: pytest.MonkeyPatch, *, startup_s: float, start_cpu_s: float | None = None
-) -> tuple[CountJob, list[int]]:
-    """Two processes of one variant counted as forked children, their servers each starting in
-    `startup_s` (wall) and `start_cpu_s` (CPU, where said); the job and the processes handed."""
-    monkeypatch.setattr(callgrind_workers, "ForkServerClient", _Server)
-    monkeypatch.setattr(_Server, "startup_s", startup_s)
-    monkeypatch.setattr(_Server, "start_cpu_s", start_cpu_s)
-    monkeypatch.setattr(_Server, "started", 0)
-    monkeypatch.setattr(callgrind_workers, "CallgrindWorkerSession", _Counted)
-    monkeypatch.setattr(callgrind_workers, "read_dumps", lambda directory, pid: [])
-    monkeypatch.setattr(callgrind_workers, "digest_statement", lambda *args, **kwargs: 0)
-    job = CountJob(_run(), (0, 1), fork=True, requests=True)
+def _forked_pair(servers: _Servers) -> tuple[CountJob, list[int]]:
+    """Two processes of one variant counted as forked children of `servers`; the job and the
+    processes handed."""
+    parts = CountingParts(
+        fork_server=servers,  # type: ignore[arg-type]
+        session=_Counted,
+        read_dumps=_no_dumps,
+        digest=lambda *args, **kwargs: 0,  # type: ignore[arg-type]
+    )
+    job = CountJob(_run(), (0, 1), fork=True, requests=True, parts=parts)
     workers: LiveSet[Any] = LiveSet(lambda worker: worker.kill())
     handed: list[int] = []
     count_statements(NO_FRAMES, job, None, workers, lambda p, c: handed.append(p))

@@ -3,9 +3,9 @@ progress, without processes."""
 
 from __future__ import annotations
 
+from perflab.budget.perf_costs import Reading
 from perflab.measure.perf.recordings import (
     PerfRecordings,
-    Reading,
     Recipe,
     RecordedProfile,
     VariantRecording,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from perflab.measure.perf.recordings import Reading
+from perflab.budget.perf_costs import Reading
 from perflab.measure.perf.runs import record_variants, recorded_share, shared_recipe
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark
@@ -22,7 +22,7 @@ SETTINGS = dataclasses.replace(FAST, metrics=(Metric.PROFILE, Metric.ASM), warmu
 BOTH = (Reading.CALL_GRAPHS, Reading.LEAVES)
 # two lenses sharing the recording, in the order listed, each with its reading (what
 # registry.recording_readers gives); measure/ names no lens, so any two metrics will do
-READERS = {Metric("first"): "call graphs", Metric("second"): "leaves"}
+READERS = {Metric("first"): Reading.CALL_GRAPHS, Metric("second"): Reading.LEAVES}
 
 
 def _perf() -> ScriptedPerf:
@@ -42,7 +42,7 @@ def test_every_reader_asks_for_one_recipe_on_the_first_reader_s_schedule() -> No
     assert recipe.readings == frozenset(BOTH) and recipe.schedule == "first"
     # whichever lens asks, it passes the same readers: the same recipe, so one recording
     assert shared_recipe(runner, dict(READERS)) == recipe
-    alone = shared_recipe(runner, {Metric("first"): "call graphs"})
+    alone = shared_recipe(runner, {Metric("first"): Reading.CALL_GRAPHS})
     assert alone.readings == {Reading.CALL_GRAPHS} and alone.schedule == "first"
 
 
