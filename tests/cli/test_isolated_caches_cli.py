@@ -103,6 +103,8 @@ JIT_SETUP = """
 import os
 kernel = os.path.join(os.environ["XDG_CACHE_HOME"], "fakejit", "kernel")
 if not os.environ.get("EAGER") and not os.path.exists(kernel):
+    import time
+    time.sleep(float(os.environ.get("COMPILE_S", "0")))
     os.makedirs(os.path.dirname(kernel), exist_ok=True)
     open(kernel, "w").write("compiled")
     where = " valgrind" if "vgpreload" in os.environ.get("LD_PRELOAD", "") else " native"
@@ -111,14 +113,18 @@ if not os.environ.get("EAGER") and not os.path.exists(kernel):
 """
 
 
+@pytest.mark.parametrize("compile_s", [0, 6])
 def test_code_a_statement_compiles_is_compiled_natively_before_valgrind_runs_it(
-    tmp_path: Path,
+    tmp_path: Path, compile_s: int
 ) -> None:
+    # a compile slower than the fork servers' start (6 s): the instructions lens starts them
+    # beside the native runs, and its children still wait for the compiled code
     log = tmp_path / "compiled.log"
     done = subprocess.run(
         [
             sys.executable, "-m", "perflab.cli.main", "run", "--stmt", "pass",
-            "--setup", JIT_SETUP, "-v", "a env.WHO=a env.EAGER=1", "-v", "b env.WHO=b",
+            "--setup", JIT_SETUP, "-v", "a env.WHO=a env.EAGER=1",
+            "-v", f"b env.WHO=b env.COMPILE_S={compile_s}",
             "--metric", "instructions", "--budget", "1", "--json", "out.json",
             "--store", "s.db",
         ],

@@ -32,9 +32,11 @@ from perflab.engine.failures import (
     without_failed,
 )
 from perflab.engine.ledger import BudgetLedger, run_order
+from perflab.engine.native_fill import InBackground
 from perflab.engine.prepare import output_check
 from perflab.engine.prepare.caches import (
     IsolatedCaches,
+    NativeFill,
     NativeRuns,
     NativeRunsAhead,
     fill_natively,
@@ -370,15 +372,31 @@ def _run_benchmark(run: _Run, benchmark: Benchmark, failures: RunFailures) -> No
     ordered = run_order(list(run.lenses), plan)
     ledger = BudgetLedger.begun(plan, ordered, run.clock)
     show_plan(context.progress, benchmark.name, plan)
-    _compile_natively_first(run, benchmark, context, plan)
-    for lens in ordered:
-        measured = _measure_lens_on(run, lens, benchmark, context, ledger, failures)
-        if measured is None:
-            break
-        context = measured
-        if lens.metric in ledger.took_s:
-            run.planner.learn(plan, lens.metric, ledger.took_s[lens.metric])
+    filling = _native_fill(run, benchmark, context, plan, beside=ordered[0] if ordered else None)
+    if filling is not None:
+        context = replace(context, native_fill_done=filling.wait)
+    try:
+        for lens in ordered:
+            if filling is not None and not _starts_before_fill(lens):
+                _note_native_fill(run, benchmark, context, plan, filling.result())
+                filling = None
+            measured = _measure_lens_on(run, lens, benchmark, context, ledger, failures)
+            if measured is None:
+                break
+            context = measured
+            if lens.metric in ledger.took_s:
+                run.planner.learn(plan, lens.metric, ledger.took_s[lens.metric])
+        if filling is not None:
+            _note_native_fill(run, benchmark, context, plan, filling.result())
+            filling = None
+    finally:
+        if filling is not None:  # the run ends before the native runs did
+            filling.stop()
     ledger.note_used(run.writer, benchmark.name)
+
+
+def _starts_before_fill(lens: Lens) -> bool:
+    return descriptor_for(lens.metric).planning.starts_before_native_fill
 
 
 def _measure_lens_on(
@@ -422,28 +440,43 @@ def _as_lens_runs(run: _Run, lens: Lens, context: LensContext) -> LensContext:
     return replace(context, experiment=replace(context.experiment, variants=variants))
 
 
-def _compile_natively_first(
-    run: _Run, benchmark: Benchmark, context: LensContext, plan: BudgetPlan
-) -> None:
+def _native_fill(
+    run: _Run, benchmark: Benchmark, context: LensContext, plan: BudgetPlan, *, beside: Lens | None
+) -> InBackground[NativeFill | None] | None:
     """Where a lens runs the code under valgrind, each variant runs its statement once natively
     first (caches.fill_natively): compiling under valgrind would take minutes of the budget.
     The probe ran the baseline so, in its caches, and the others may have run beside it
-    (`NativeRunsAhead`): only the rest run now. Said when that filled a cache; a statement
-    that compiles nothing costs one native set-up per variant."""
+    (`NativeRunsAhead`): only the rest run now, in a thread of their own, beside the first lens
+    where it waits for them itself (`starts_before_native_fill`), else before it. None where
+    nothing runs."""
     if benchmark.kind is not BenchmarkKind.STATEMENT or not run.caches.enabled:
-        return
+        return None
     plannings = [descriptor_for(lens.metric).planning for lens in run.lenses]
     if not any(planning.runs_valgrind for planning in plannings):
-        return
+        return None
     isa_apart = any(planning.all_under_valgrind for planning in plannings)
-    ahead_s = run.ahead.taken(benchmark.name) if run.ahead is not None else {}
     probe_s = plan.probe.startup_s + plan.probe.sample_s
     probed_s = {name: probe_s for name in probed_natively(context.experiment, plan.probe)}
-    # the probe's run is the baseline's fill: it ran anyway, so it adds nothing to the fill's time
-    before = NativeRuns(sum(ahead_s.values()), {**probed_s, **ahead_s})
-    fill = fill_natively(
-        benchmark, context, run.caches, run.cpu_flags, isa_apart=isa_apart, ran_before=before
-    )
+
+    def fill() -> NativeFill | None:
+        ahead_s = run.ahead.taken(benchmark.name) if run.ahead is not None else {}
+        # the probe's run is the baseline's fill: it ran anyway, so it adds nothing to its time
+        before = NativeRuns(sum(ahead_s.values()), {**probed_s, **ahead_s})
+        return fill_natively(
+            benchmark, context, run.caches, run.cpu_flags, isa_apart=isa_apart, ran_before=before
+        )
+
+    filling = InBackground(fill)
+    if beside is None or not _starts_before_fill(beside):
+        filling.wait()
+    return filling
+
+
+def _note_native_fill(
+    run: _Run, benchmark: Benchmark, context: LensContext, plan: BudgetPlan, fill: NativeFill | None
+) -> None:
+    """What the native runs did, said: the plan's blind spot where a variant's run took far
+    longer than the probe, and the JIT caches they filled."""
     if fill is None:
         return
     _warn_unprobed(run, benchmark, context, plan, fill.runs.by_variant)
@@ -476,9 +509,9 @@ def _warn_unprobed(
     plan: BudgetPlan,
     native_s: Mapping[str, float],
 ) -> None:
-    """Said up front (the progress shows it beside the plan) and kept as a warning: a variant
-    whose statement ran natively far longer than the probe of the baseline, which the plan's
-    lenses under valgrind did not price."""
+    """Said once the native runs are done (the progress shows it beside the plan) and kept as a
+    warning: a variant whose statement ran natively far longer than the probe of the baseline,
+    which the plan's lenses under valgrind did not price."""
     probe = plan.probe
     under_valgrind = [
         (share.metric.value, share.share_s)

@@ -151,6 +151,10 @@ class Planning:
     # a statement's perf recording the lens reads with other lenses of the run: made once for
     # all of them (and priced once, `budget.CostProbe.shared_recordings`); None: its own
     shares_recording: SharedRecording | None = None
+    # the lens may start before the variants' native runs that fill their JIT caches are done
+    # (engine/run.py), and waits for them itself before any of its processes runs a set-up
+    # (`LensContext.native_fill_done`): the instructions lens's fork servers import meanwhile
+    starts_before_native_fill: bool = False
 
 
 @dataclass(frozen=True)

@@ -156,6 +156,10 @@ class LensContext:
     # the run's clock (ns): every lens spends its share by it (`LensSession`, callgrind's
     # counting); a test's fake one spends the share without waiting for it
     clock_ns: Callable[[], int] = time.monotonic_ns
+    # blocks until the variants' native runs that fill their JIT caches are done (the engine's,
+    # beside a lens whose descriptor says `starts_before_native_fill`): such a lens calls it
+    # before any of its processes runs a set-up, which would otherwise compile under valgrind
+    native_fill_done: Callable[[], None] = lambda: None
 
     @property
     def lens_budget_s(self) -> float:

@@ -42,6 +42,7 @@ DESCRIPTOR = LensDescriptor(
         runs_valgrind=True,
         all_under_valgrind=True,
         needs_quiet_cpu=False,
+        starts_before_native_fill=True,
     ),
     # a lone variant's own count
     figures=Figures(sees_region=True, measures_alone=True, countable=True),

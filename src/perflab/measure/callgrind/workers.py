@@ -93,6 +93,7 @@ def count_statements(
         if job.fork:
             counting.forked(job.processes, done)
             return
+        job.run.context.native_fill_done()
         for process in job.processes:
             done(process, counting.fresh(process, requests=job.requests))
 
@@ -167,6 +168,8 @@ class _StatementWorkers:
         counted_with.server_threads = server.threads
         counted_with.server_per_process = all(len(group) == 1 for group in groups)
         counted_with.servers = (counted_with.servers or 0) + len(groups)
+        # the server imported while the variants ran natively; its children run the set-up
+        self.run.context.native_fill_done()
         # a child's dumps are read beside the next child's counting (forked ahead: unchanged)
         reading = ThreadPoolExecutor(1, thread_name_prefix="perflab-dumps")
         read: list[Future[None]] = []
