@@ -1013,18 +1013,7 @@ def _torch_compile_build(directory: Path) -> Built:
     envs = {
         r: ({} if r == "change" else {"COMPILED": "1"}) | {"OMP_NUM_THREADS": "1"} for r in ROLES
     }
-    import torch
-
-    lib = Path(torch.__file__).parent / "lib" / "libtorch_cpu.so"
-    return Built(
-        name="torch_compile",
-        variants=tuple(Variant(r, env=envs[r]) for r in ROLES),  # type: ignore[arg-type]
-        objects={r: lib for r in ROLES},
-        argv={r: _stmt_argv(setup, stmt, 5000) for r in ROLES},
-        env=envs,
-        stmt=stmt,
-        setup=setup,
-    )
+    return _torch_build("torch_compile", setup, stmt, envs)
 
 
 def _aten_build(directory: Path) -> Built:
@@ -1034,11 +1023,16 @@ def _aten_build(directory: Path) -> Built:
     stmt = "torch.add(a, b, out=c)"
     capability = {"base": "default", "change": "avx2", "same": "default"}
     envs = {r: {"ATEN_CPU_CAPABILITY": capability[r], "OMP_NUM_THREADS": "1"} for r in ROLES}
+    return _torch_build("aten", setup, stmt, envs)
+
+
+def _torch_build(name: str, setup: str, stmt: str, envs: dict[str, dict[str, str]]) -> Built:
+    """A torch statement under each role's environment; libtorch_cpu.so is the object."""
     import torch
 
     lib = Path(torch.__file__).parent / "lib" / "libtorch_cpu.so"
     return Built(
-        name="aten",
+        name=name,
         variants=tuple(Variant(r, env=envs[r]) for r in ROLES),  # type: ignore[arg-type]
         objects={r: lib for r in ROLES},
         argv={r: _stmt_argv(setup, stmt, 5000) for r in ROLES},
