@@ -104,8 +104,8 @@ def split_member(name: str) -> tuple[str, str]:
     if match:
         return ISA_NAMESPACE.sub("CPU_CAPABILITY", base), match.group("member")
     ends_in_word = base[-1:].isalnum() or base.endswith("_")
-    lowered = base.lower() if ends_in_word else ""
-    match = ISA_SUFFIX.search(base) if any(w in lowered for w in _ISA_SUFFIX_STARTS) else None
+    named = ends_in_word and any(w in base.lower() for w in _ISA_SUFFIX_STARTS)
+    match = ISA_SUFFIX.search(base) if named else None
     if match:
         return base[: match.start()], match.group("member")
     return base, ""

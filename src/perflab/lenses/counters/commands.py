@@ -6,14 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from perflab.lenses.counters.metric import COUNTERS
-from perflab.lenses.counters.samples import events_within_precision, store_counts
+from perflab.lenses.counters.samples import counters_sampler, precise_enough, store_counts
 from perflab.machine.proc import LaunchSpec
 from perflab.machine.scratch import private_folder
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
-from perflab.measure.sampler import InterleavedSampler, Slot
-from perflab.measure.session import LensSession
+from perflab.measure.sampler import Slot
 from perflab.measure.worker_client import variant_environment
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Benchmark
@@ -39,9 +37,7 @@ class CountersCommandSession:
         self.events = events
         self.perf = perf
         self.max_generations = max_generations
-        self.sampler = InterleavedSampler(
-            LensSession(benchmark, context, schedule=COUNTERS), COUNTERS
-        )
+        self.sampler = counters_sampler(benchmark, context)
 
     def run(self) -> None:
         sampler, benchmark, context = self.sampler, self.benchmark, self.context
@@ -51,9 +47,7 @@ class CountersCommandSession:
             return blocks >= settings.min_command_blocks and (
                 sampler.out_of_budget()
                 or blocks >= settings.warmup_blocks + self.max_generations
-                or events_within_precision(
-                    context.sink.data_for(benchmark.name, COUNTERS), context.experiment
-                )
+                or precise_enough(benchmark, context)
             )
 
         with private_folder("counters") as tmp:

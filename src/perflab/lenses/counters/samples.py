@@ -12,13 +12,26 @@ from perflab.lenses.counters.availability import AVAILABILITY
 from perflab.lenses.counters.confidence import event_confidence
 from perflab.lenses.counters.metric import COUNTERS
 from perflab.measure.lens import BenchmarkData, LensContext
-from perflab.measure.sampler import Slot
+from perflab.measure.sampler import InterleavedSampler, Slot
+from perflab.measure.session import LensSession
 from perflab.records.model import Artifact, Benchmark, Experiment, Sample
 from perflab.stats.family import run_family_size
 from perflab.stats.paired import estimate_ratio, pair_samples
 from perflab.tool_output.perf_stat import Availability, EventCount
 
 _PRECISION_MIN_COUNT = 10_000  # per sample; below this an event does not steer the stopping rule
+
+
+def counters_sampler(benchmark: Benchmark, context: LensContext) -> InterleavedSampler[LensSession]:
+    """The interleaved sampler both paths measure with, on the lens's schedule."""
+    return InterleavedSampler(LensSession(benchmark, context, schedule=COUNTERS), COUNTERS)
+
+
+def precise_enough(benchmark: Benchmark, context: LensContext) -> bool:
+    """`events_within_precision` of what is stored of `benchmark` so far."""
+    return events_within_precision(
+        context.sink.data_for(benchmark.name, COUNTERS), context.experiment
+    )
 
 
 def store_counts(

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from perflab.lenses.counters.avx512 import AVX512, Avx512Tally
 from perflab.lenses.counters.metric import COUNTERS
-from perflab.lenses.counters.samples import events_within_precision, store_counts
+from perflab.lenses.counters.samples import counters_sampler, precise_enough, store_counts
 from perflab.machine.scratch import private_folder
 from perflab.measure.lens import LensContext
 from perflab.measure.sampler import InterleavedSampler, Slot
@@ -126,9 +126,7 @@ class CountersStatementSession:
         self.blocks_per_generation = blocks_per_generation
         self.max_generations = max_generations
         self.arch_status = arch_status
-        self.sampler = InterleavedSampler(
-            LensSession(benchmark, context, schedule=COUNTERS), COUNTERS
-        )
+        self.sampler = counters_sampler(benchmark, context)
 
     def run(self) -> None:
         sampler, benchmark, context = self.sampler, self.benchmark, self.context
@@ -137,9 +135,7 @@ class CountersStatementSession:
             return (
                 sampler.out_of_budget()
                 or generations >= self.max_generations
-                or events_within_precision(
-                    context.sink.data_for(benchmark.name, COUNTERS), context.experiment
-                )
+                or precise_enough(benchmark, context)
             )
 
         with private_folder("counters") as tmp:
