@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perflab.tool_output.perf_script import UNKNOWN, ProfileSample, object_file_name
-from perflab.tool_output.symbol_names import NamePairing
+from perflab.tool_output.symbol_names import NamePairing, plt_target
 
 # --- hot symbols ----------------------------------------------------------------------------
 
@@ -105,7 +105,8 @@ def stacks_of(samples: Iterable[ProfileSample]) -> Counter[Stack]:
 
 
 def hot_symbols(samples: Iterable[ProfileSample] | Mapping[Stack, int]) -> HotSymbols:
-    """Self and children shares per symbol name, and self shares per object.
+    """Self and children shares per symbol name, and self shares per object; a PLT stub's
+    samples are its target function's (`plt_target`).
 
     Accepts samples or already-counted stacks (from :func:`parse_folded`)."""
     stacks = samples if isinstance(samples, Mapping) else stacks_of(samples)
@@ -119,10 +120,11 @@ def hot_symbols(samples: Iterable[ProfileSample] | Mapping[Stack, int]) -> HotSy
         if not stack:
             continue
         leaf_object, leaf_symbol = stack[0]
-        self_counts[leaf_symbol] += count
+        self_counts[plt_target(leaf_symbol)] += count
         object_counts[leaf_object] += count
         seen = set()
-        for obj, symbol in stack:
+        for obj, frame_symbol in stack:
+            symbol = plt_target(frame_symbol)
             object_votes[symbol][obj] += count
             if symbol not in seen:  # recursion counts once per sample
                 seen.add(symbol)

@@ -122,6 +122,13 @@ def decode_rust_legacy(name: str) -> str:
     return name.replace("..", "::")
 
 
+def plt_target(name: str) -> str:
+    """The function a PLT stub jumps to (`_Py_Dealloc@plt` -> `_Py_Dealloc`), else the name: a
+    sample in the stub is the call's way into that function, and perf names the stub's samples
+    apart in one run of identical code and as the function's in another."""
+    return name.removesuffix("@plt") or name
+
+
 def readable(name: str) -> str:
     """The name as a person reads it: Rust legacy escapes decoded, the legacy hash
     (``::h<16 hex>``) and v0 crate disambiguators (``crate[hex]``) left out."""

@@ -55,6 +55,21 @@ def test_self_and_children_shares_per_symbol_and_self_per_object() -> None:
     assert hot_symbols([]).total_samples == 0
 
 
+def test_a_plt_stubs_samples_are_its_target_functions() -> None:
+    # perf named a stub's samples `_Py_Dealloc@plt` in one run of identical code and
+    # `_Py_Dealloc` in the other (an A/A's false "disappeared", 2026-11-30)
+    lib = "/usr/lib/libpython3.11.so.1.0"
+    one = hot_symbols(
+        [
+            sample(("_Py_Dealloc@plt", lib, 0), ("list_dealloc", lib, 8)),
+            sample(("_Py_Dealloc", lib, 4), ("list_dealloc", lib, 8)),
+        ]
+    )
+    other = hot_symbols([sample(("_Py_Dealloc", lib, 4), ("list_dealloc", lib, 8))] * 2)
+    assert one == other
+    assert one.share_of("_Py_Dealloc@plt") is None
+
+
 def test_counted_stacks_give_the_same_shares_as_the_samples() -> None:
     assert hot_symbols(stacks_of(SAMPLES)) == hot_symbols(SAMPLES)
     assert stack_symbols(stacks_of(SAMPLES)) == {"memset", "work", "main", "fib"}

@@ -12,6 +12,7 @@ from perflab.tool_output.symbol_names import (
     brief,
     fold_clones,
     pair_names,
+    plt_target,
     readable,
     spelling_stem,
     split_clone_suffixes,
@@ -203,3 +204,9 @@ WRAPPER = (
 )
 def test_a_long_name_is_shortened_for_a_sentence(name: str, shown: str) -> None:
     assert brief(name) == shown
+
+
+def test_a_plt_stub_is_named_for_the_function_it_jumps_to() -> None:
+    assert plt_target("_Py_Dealloc@plt") == "_Py_Dealloc"
+    assert plt_target("memcpy") == "memcpy"
+    assert plt_target("@plt") == "@plt"  # nothing left: its own name
