@@ -78,7 +78,7 @@ def write_run(
         settings=Settings(metrics=(Metric.TIME,)),
         pairs=tuple(dict.fromkeys(pairs)),
     )
-    writer = store.begin_run(experiment, {"cpu_model": "bench"}, "0")
+    writer = store.begin_run(experiment, MachineInfo.from_json({"cpu_model": "bench"}), "0")
     rng = random.Random(seed)
     store.connection.execute("BEGIN")
     for name, i in zip(names, chosen, strict=True):

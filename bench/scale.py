@@ -154,10 +154,13 @@ def _write(location: str, n: int, start_at: float = 0.0) -> tuple[float, float]:
     from perflab.api import make_experiment
     from perflab.records.kinds import Metric, RunStatus
     from perflab.records.model import Sample
+    from perflab.records.run_facts import MachineInfo
     from perflab.store import open_store
 
     store = open_store(location)
-    writer = store.begin_run(make_experiment(stmt="pass", variants=["A", "B"]), {}, "bench")
+    writer = store.begin_run(
+        make_experiment(stmt="pass", variants=["A", "B"]), MachineInfo.from_json({}), "bench"
+    )
     time.sleep(max(0.0, start_at - time.time()))  # writers started together write together
     started = time.time()
     for i in range(n):
