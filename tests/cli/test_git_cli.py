@@ -143,3 +143,19 @@ def test_experiment_file_with_a_stack(repo: Path, tmp_path: Path) -> None:
     document = json.loads(done.stdout)
     assert [v["name"] for v in document["variants"]] == ["base", "step1", "step2"]
     assert document["stack"]
+
+
+def test_a_relative_cache_dir_is_the_same_folder_for_every_git_command(
+    repo: Path, tmp_path: Path
+) -> None:
+    """`--cache-dir ../cache` as typed in the repository: git and the builds run elsewhere, and
+    every commit failed ("cannot copy the branches and tags ... into perflab's clone")."""
+    done = cli_commands.perflab(
+        "run", "--cmd", "./prog", "--build", "make", "--metric", "instructions",
+        "--variant", "a git=base", "--variant", "b git=main~2", "--cache-dir", "../cache",
+        "--store", str(tmp_path / "p.db"), "--json", "out.json", cwd=repo,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (comparison,) = [c for c in json.loads((repo / "out.json").read_text())["comparisons"]]
+    assert comparison["verdict"] == "faster"
+    assert len(list((tmp_path / "cache").iterdir())) > 0

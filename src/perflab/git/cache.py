@@ -80,7 +80,8 @@ class BuildCache:
         on_wait: Callable[[str], None] | None = None,
         lock_wait_s: float = 3600.0,
     ) -> None:
-        self.root = Path(root)
+        # absolute: git and builds run in other folders (a relative --cache-dir failed every commit)
+        self.root = Path(root).absolute()
         self.runner = runner
         # told once when another run holds an entry this one needs
         self.locks = EntryLocks(self.root, on_wait=on_wait, wait_s=lock_wait_s)
