@@ -142,7 +142,7 @@ def quick_analysis(run: StoredRun) -> RunResult:
             status=run.status,
             created_at=run.created_at,
             experiment=run.experiment,
-            machine=MachineInfo.from_json(run.machine),
+            machine=run.machine,
             comparisons=tuple(comparisons),
             notes=(),
             variant_info={},
@@ -241,9 +241,9 @@ def main() -> None:
         started = time.perf_counter()
         store = SqliteStore.open(store_path)
         try:
-            for seed, first in enumerate(range(0, args.commits, args.per_run)):
-                write_run(store, args.benchmarks, line[: args.commits], first,
-                          min(args.per_run, args.commits - first), seed)  # fmt: skip
+            for seed, first_commit in enumerate(range(0, args.commits, args.per_run)):
+                write_run(store, args.benchmarks, line[: args.commits], first_commit,
+                          min(args.per_run, args.commits - first_commit), seed)  # fmt: skip
         finally:
             store.close()
         print(f"  store: {time.perf_counter() - started:.1f} s", file=sys.stderr)
