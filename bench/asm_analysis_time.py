@@ -81,20 +81,19 @@ def timed(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
 
 def instrument() -> None:
     """Inclusive timers around the phases (nested phases are counted in their callers too)."""
-    PerfRecordSource.profile = timed(
-        "profile (perf record + perf script)", PerfRecordSource.profile
-    )  # type: ignore[method-assign]
-    elf_code.read_elf_file = timed("read symbol tables (incl. demangling)", elf_code.read_elf_file)  # type: ignore[assignment]
-    demangling.CxxFiltDemangler.demangle = timed(
-        "  demangle (c++filt)", demangling.CxxFiltDemangler.demangle
-    )  # type: ignore[method-assign]
+    profile = timed("profile (perf record + perf script)", PerfRecordSource.profile)
+    PerfRecordSource.profile = profile  # type: ignore[method-assign]
+    elf_code.read_elf_file = timed("read symbol tables (incl. demangling)", elf_code.read_elf_file)
+    demangle = timed("  demangle (c++filt)", demangling.CxxFiltDemangler.demangle)
+    demangling.CxxFiltDemangler.demangle = demangle  # type: ignore[method-assign]
     # each phase is replaced where its caller looks it up
     for module, name, label in (
         (asm_measure, "list_function", "listings (disassembly, mca, symbolizer)"),
         (asm_measure, "call_sites", "call sites"),
         (asm_measure, "family_samples", "family samples"),
         (asm_measure, "presence", "presence in other variants"),
-        (asm_measure, "object_identity", "object identities"),
+        (asm_measure, "object_identity", "object identities"),  # older trees' name
+        (asm_measure, "file_identity", "object identities"),
         (function_code, "symbolise", "  llvm-symbolizer"),
         (locate, "find_hot", "choose hot functions"),
     ):
@@ -151,7 +150,9 @@ def run_once(experiment: Experiment) -> tuple[float, dict[str, float], str]:
     CALLS.clear()
     clear_process_caches()
     sink = MemorySink()
-    parallel = {"parallel": PARALLEL} if "parallel" in signature(AsmLens).parameters else {}
+    parallel: dict[str, Any] = {}
+    if "parallel" in signature(AsmLens).parameters:
+        parallel["parallel"] = PARALLEL
     lens = AsmLens(PerfRecordSource(), **parallel)
     runner = SubprocessRunner()
     lens.preflight(experiment, runner)
@@ -178,7 +179,7 @@ def main() -> int:
     instrument()
     # older perflab (before the cache, or before lens options): the same script measures it,
     # copied into its tree
-    cached = {"analysis_cache": not args.no_analysis_cache}
+    cached: dict[str, Any] = {"analysis_cache": not args.no_analysis_cache}
     if hasattr(Settings, "with_options"):
         settings = Settings().with_options(**cached)
     else:
