@@ -75,12 +75,13 @@ def main() -> None:
             store.close()
     whole, full = best_cpu(run, args.repeat)
     own, own_figures = best_figures_cpu(run, args.repeat)
-    time_analyse.seconds_to_decide = lambda *a, **k: None  # type: ignore[assignment]
+    time_analyse.seconds_to_decide = lambda *a, **k: None
+    time_analyse.seconds_to_decide_under_load = lambda *a, **k: None
     no_forecast, without = best_cpu(run, args.repeat)
-    time_analyse.own_time = lambda *a, **k: None  # type: ignore[assignment]
-    time_analyse.noise_notes = lambda *a, **k: []  # type: ignore[assignment]
-    time_analyse.preemption_notes = lambda *a, **k: []  # type: ignore[assignment]
-    time_analyse.time_series = lambda *a, **k: ()  # type: ignore[assignment]
+    time_analyse.own_time = lambda *a, **k: None
+    time_analyse.noise_notes = lambda *a, **k: []
+    time_analyse.preemption_notes = lambda *a, **k: []
+    time_analyse.time_series = lambda *a, **k: ()
     figures_only, least = best_cpu(run, args.repeat)
     same = figures(full) == figures(without) == figures(least) == figures(own_figures)
     n = len(full.comparisons)
