@@ -362,7 +362,7 @@ def main() -> int:
             asked.append(fit)
         for budget in budgets:
             for _ in range(args.repeat):
-                extra = ("--min-measurements-anyway",) if args.anyway else ()
+                extra: tuple[str, ...] = ("--min-measurements-anyway",) if args.anyway else ()
                 extra += ("--strict-budget",) if args.strict else ()
                 result = run_case(name, budget, args.python, args.src, extra)
                 result["anyway"] = args.anyway
@@ -373,7 +373,7 @@ def main() -> int:
                     again["anyway"], again["at_fit"] = args.anyway, True
                     print(json.dumps(again), file=sys.stderr, flush=True)
                     results.append(again)
-    report = {
+    report: dict[str, Any] = {
         "machine": machine(),
         "src": str(args.src),
         "date": time.strftime("%Y-%m-%d %H:%M"),

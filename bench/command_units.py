@@ -30,6 +30,7 @@ import argparse
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -61,7 +62,7 @@ def block_log_ratios(path: Path) -> tuple[list[float], dict[str, object]]:
     )
     pairs.sort(key=lambda p: p.block)
     wall = [s.value for s in samples if not s.warmup]
-    facts = {"blocks": len(pairs), "median_run_ms": float(np.median(wall)) / 1e6}
+    facts: dict[str, object] = {"blocks": len(pairs), "median_run_ms": float(np.median(wall)) / 1e6}
     return [p.log_ratio for p in pairs], facts
 
 
@@ -139,7 +140,7 @@ def main() -> None:
     for path in args.stores:
         ratios, facts = block_log_ratios(path)
         values = np.asarray(ratios)
-        row = {
+        row: dict[str, Any] = {
             "store": path.name,
             **facts,
             "sd_block": float(np.std(values, ddof=1)),
@@ -150,9 +151,9 @@ def main() -> None:
         print(
             f"{path.name}: {row['blocks']} blocks of ~{row['median_run_ms']:.1f} ms runs, "
             f"block SD {row['sd_block']:.4f}; autocorrelation "
-            + ", ".join(f"lag {lag} {v:+.2f}" for lag, v in row["autocorrelation"].items())  # type: ignore[attr-defined]
+            + ", ".join(f"lag {lag} {v:+.2f}" for lag, v in row["autocorrelation"].items())
             + "; variance ratio "
-            + ", ".join(f"k={k} {v:.2f}" for k, v in row["variance_ratio"].items())  # type: ignore[attr-defined]
+            + ", ".join(f"k={k} {v:.2f}" for k, v in row["variance_ratio"].items())
         )
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=1))

@@ -112,7 +112,10 @@ def torch_ab(number: int) -> tuple[dict[str, float], float]:
     start = time.perf_counter()
     for side in SIDES:
         os.environ[SIDE] = side  # its valgrind process inherits this environment
-        stats = Timer(stmt=STMT, setup=SETUP).collect_callgrind(number=number)
+        # torch's defaults, named: its overloads declare none of them
+        stats = Timer(stmt=STMT, setup=SETUP).collect_callgrind(
+            number=number, repeats=None, collect_baseline=True, retain_out_file=False
+        )
         counts[side] = stats.counts(denoise=False) / number
     wall_s = time.perf_counter() - start
     os.environ.pop(SIDE, None)

@@ -55,9 +55,9 @@ def main() -> None:
         repo = Path(scratch) / "repo"
         subprocess.run([str(EXAMPLE), str(repo)], check=True, capture_output=True)
         cache = Path(scratch) / "cache"
-        for run in range(args.runs):
+        for run_number in range(args.runs):
             load_before = os.getloadavg()[0]
-            out = Path(scratch) / f"run{run}.json"
+            out = Path(scratch) / f"run{run_number}.json"
             wall_s = perflab_stack(repo, cache, args.budget, out)
             document = json.loads(out.read_text())
             results.append(
