@@ -36,6 +36,9 @@ _OUTPUT_LINES = 15  # of the listing's output, shown when it could not list
 # asv's kinds the run's lenses measure; those a lens gives alone (`suite_kind_metrics`) are
 # measured too, the others named in a note
 BY_THE_RUN = ("time", "timeraw")
+# asv's kinds whose figure is what the call returns: the lenses that measure them read a returned
+# value, which time_ and timeraw_ benchmarks do not have
+RETURNING = ("track", "mem")
 
 
 @dataclass(frozen=True)
@@ -116,33 +119,52 @@ def run_of(
     suite: AsvSuite, metrics: tuple[Metric, ...], alone: tuple[Metric, ...] | None = None
 ) -> SuiteRun:
     """The suite measured by the run's lenses (`metrics`) and those its kinds need (peakmem_:
-    rss), which measure those kinds alone (and the run's lenses the others); `alone`: the run
-    has one variant, which only these lenses measure, so that a kind no one of them measures
-    is left out with a note. The notes say which lens measures which kind."""
-    kept = [
-        b for b in suite.benchmarks if alone is None or set(b.measured_by or alone) & set(alone)
-    ]
-    notes = suite.notes
-    left_out = [b.name for b in suite.benchmarks if b not in kept]
-    if left_out:
-        notes += (
-            "asv suite: one variant has nothing to compare these with: " + ", ".join(left_out),
-        )
+    rss), which measure those kinds alone, and the run's lenses the others, but the lenses of
+    what a call returns (track: RETURNING); `alone`: the run has one variant, which only these
+    lenses measure. A benchmark no lens measures is left out with a note; the notes say which
+    lens measures which kind."""
+    returned = {m for kind in RETURNING for m in suite_kind_metrics(kind)}
+    own = tuple(m for m in metrics if m not in returned)  # time_'s and timeraw_'s
+    kept = [b for b in suite.benchmarks if _measurable(b.measured_by or own, alone)]
+    notes = suite.notes + _left_out(suite, kept, alone)
     if not kept:
         raise ConfigError(
-            "the asv benchmarks selected compare variants: give two (--variant A --variant B)"
+            "no asv benchmark selected is measured by the run's lenses"
+            + (" in a run of one variant" if alone is not None else ""),
+            hint="time_ and timeraw_ benchmarks are measured by the lenses --metric names (time "
+            "by default), the others by their own; mem_ and track_ ones compare two variants",
         )
     needed = dict.fromkeys(m for b in kept for m in b.measured_by or ())
     for kind, lenses in suite.kind_lenses:
         if set(lenses) & set(needed):
             named = " and ".join(str(m) for m in lenses)
             notes += (f"asv suite: its {kind}_ benchmarks are measured by the {named} lens alone",)
-    gained = tuple(m for m in needed if m not in metrics)
+    measuring = (*metrics, *(m for m in needed if m not in metrics))
     benchmarks = tuple(
-        b if b.measured_by is not None or not gained else replace(b, measured_by=metrics)
+        b if b.measured_by is not None or own == measuring else replace(b, measured_by=own)
         for b in kept
     )
-    return SuiteRun(benchmarks, (*metrics, *gained), notes)
+    return SuiteRun(benchmarks, measuring, notes)
+
+
+def _measurable(lenses: tuple[Metric, ...], alone: tuple[Metric, ...] | None) -> bool:
+    """Whether `lenses` measure a benchmark: any, and in a run of one variant one of those that
+    measure a variant alone."""
+    return bool(lenses) and (alone is None or bool(set(lenses) & set(alone)))
+
+
+def _left_out(
+    suite: AsvSuite, kept: Sequence[Benchmark], alone: tuple[Metric, ...] | None
+) -> tuple[str, ...]:
+    left_out = [b.name for b in suite.benchmarks if b not in kept]
+    if not left_out:
+        return ()
+    why = (
+        "one variant has nothing to compare these with"
+        if alone
+        else "no lens of the run measures these"
+    )
+    return (f"asv suite: {why}: " + ", ".join(left_out),)
 
 
 def parse_listing(text: str) -> list[AsvBenchmark]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -116,8 +117,13 @@ def test_peakmem_and_track_benchmarks_are_measured_by_their_lens_alone() -> None
     assert run.metrics == (Metric.TIME, Metric.INSTRUCTIONS, Metric("rss"), Metric("track"))
     assert run.benchmarks[0].measured_by == (Metric.TIME, Metric.INSTRUCTIONS)
     assert run.benchmarks[1:] == (peakmem, track)
-    # the run's own lenses that measure them: nothing to add
-    assert run_of(suite, (Metric("rss"), Metric("track"))).benchmarks == suite.benchmarks
+    # the run's own lenses that measure them: nothing to add; what time_x returns is no value
+    asked = run_of(suite, (Metric("rss"), Metric("track")))
+    assert asked.metrics == (Metric("rss"), Metric("track"))
+    assert asked.benchmarks == (replace(timed, measured_by=(Metric("rss"),)), peakmem, track)
+    tracked = run_of(suite, (Metric("track"),))
+    assert [b.name for b in tracked.benchmarks] == ["b.peakmem_x", "b.track_x"]
+    assert "asv suite: no lens of the run measures these: b.time_x" in tracked.notes
 
 
 @pytest.mark.usefixtures("suite_dir")
@@ -132,7 +138,7 @@ def test_one_variant_leaves_out_the_kinds_only_a_comparing_lens_measures() -> No
     only_tracked = asv_suite(
         "benchmarks", [Variant("a")], _helper([_bench("b.track_x", kind="track")])
     )
-    with pytest.raises(ConfigError, match="compare variants: give two"):
+    with pytest.raises(ConfigError, match="measured by the run's lenses in a run of one variant"):
         run_of(only_tracked, (Metric.TIME,), alone)
 
 
