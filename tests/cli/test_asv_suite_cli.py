@@ -1,7 +1,8 @@
 """`perflab run --asv DIR`: an asv benchmark directory measured unchanged under two identical
 variants. Every benchmark that runs gets a verdict, none claims a difference (the suite is one
 family), a combination its setup declines is said to be skipped, and a benchmark whose setup
-fails fails alone with its message."""
+fails fails alone with its message. Each of asv's kinds is measured by its lens, and a tracked
+value that differs between variants is said."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def test_a_suite_under_identical_variants(tmp_path: Path) -> None:
     )
     done = subprocess.run(
         [sys.executable, "-m", "perflab.cli.main", "run", "--asv", "asv_suite",
-         "--variant", "a", "--variant", "b", "--bench", r"\(100, |time_sum|broken",
+         "--variant", "a", "--variant", "b", "--bench", r"time_sorted\(100, |time_sum|broken",
          "--budget", "1", "--min-generations", "2",
          "--store", str(tmp_path / "p.db"), "--json", str(tmp_path / "r.json")],
         cwd=tmp_path, capture_output=True, text=True, timeout=300, env=dict(os.environ),
@@ -36,7 +37,6 @@ def test_a_suite_under_identical_variants(tmp_path: Path) -> None:
     assert done.returncode == 3, done.stderr  # a benchmark failed; the run is kept
     assert "ValueError: no data here" in done.stderr
     assert "1 skipped (a setup raised NotImplementedError)" in done.stderr
-    assert "not yet measured by perflab" in done.stderr
     document = json.loads((tmp_path / "r.json").read_text())
     names = [b["name"] for b in document["benchmarks"]]
     measured = ["bench_sort.TimeSort.time_sorted(100, 'random')", "bench_sort.time_sum"]
@@ -51,16 +51,61 @@ def test_a_suite_under_identical_variants(tmp_path: Path) -> None:
     assert set(verdicts.values()) <= {"equivalent", "inconclusive"}, (claims, done.stderr)
 
 
+KINDS = EXAMPLE.parent / "asv_kinds"
+
+
+@pytest.mark.integration
+def test_each_kind_is_measured_and_a_tracked_value_that_differs_is_said(tmp_path: Path) -> None:
+    """One benchmark of each of asv's kinds under two variants whose track_ value differs:
+    timeraw_ is a command of the variant's interpreter, peakmem_ the rss lens's alone, mem_ and
+    track_ the track lens's alone, and the time lens measures the others."""
+    shutil.copytree(KINDS, tmp_path / "suite")
+    done = subprocess.run(
+        [sys.executable, "-m", "perflab.cli.main", "run", "--asv", "suite",
+         "--variant", "a", "--variant", "b env.MORE=1",
+         "--budget", "1", "--min-generations", "2", "--sample-ms", "5",
+         "--store", str(tmp_path / "p.db"), "--json", str(tmp_path / "r.json")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, env=dict(os.environ),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "peakmem_ benchmarks are measured by the rss lens alone" in done.stderr
+    assert "track_ benchmarks are measured by the track lens alone" in done.stderr
+    document = json.loads((tmp_path / "r.json").read_text())
+    assert document["settings"]["metrics"] == ["time", "rss", "track"]
+    benchmarks = {b["name"]: b for b in document["benchmarks"]}
+    raw = benchmarks["bench_kinds.timeraw_start"]
+    assert raw["kind"] == "command" and raw["cmd_is_python"] and raw["cmd_args"].startswith("-c ")
+    assert benchmarks["bench_kinds.peakmem_list"]["measured_by"] == ["rss"]
+    assert benchmarks["bench_kinds.time_sum"]["measured_by"] == ["time"]
+    measured = {(c["benchmark"], c["metric"]) for c in document["comparisons"]}
+    assert measured == {
+        ("bench_kinds.time_sum", "time"),
+        ("bench_kinds.timeraw_start", "time"),
+        ("bench_kinds.peakmem_list", "rss"),
+        ("bench_kinds.mem_list", "track"),
+        ("bench_kinds.track_items", "track"),
+    }
+    tracked = {c["benchmark"]: c for c in document["comparisons"] if c["metric"] == "track"}
+    items, size = tracked["bench_kinds.track_items"], tracked["bench_kinds.mem_list"]
+    assert (items["ratio"], items["ci_low"], items["ci_high"]) == (1.5, 1.5, 1.5)
+    assert items["verdict"] == "slower" and items["unit"] == "items" and items["deterministic"]
+    assert (size["ratio"], size["verdict"], size["unit"]) == (1.0, "equivalent", "B")
+    assert size["baseline_value"] > 8000  # a list of 1,000 references
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["run", "--bench", "x", "--stmt", "pass"], "--bench selects benchmarks of an asv suite"),
         (["run", "--asv", "suite", "--stmt", "pass"], "--asv makes the benchmarks"),
         (["run", "--asv", "missing", "-v", "A", "-v", "B"], "no asv benchmark directory"),
-        (["run", "--asv", "suite", "-v", "A", "-v", "B"], "no asv time_ benchmark in 'suite'"),
+        (
+            ["run", "--asv", "suite", "-v", "A", "-v", "B"],
+            "no asv benchmark perflab measures in 'suite'",
+        ),
         (["run", "--asv", "suite", "-k", "x", "-v", "A", "-v", "B"], "matching --bench 'x'"),
         (["run", "--asv", "suite", "--bench", "x(", "-v", "A", "-v", "B"], "not a regular"),
-        (["bisect", "a", "b", "--asv", "suite"], "no asv time_ benchmark in 'suite'"),
+        (["bisect", "a", "b", "--asv", "suite"], "no asv benchmark perflab measures in 'suite'"),
     ],
 )
 def test_a_suite_given_wrongly_is_refused_before_measuring(

@@ -22,6 +22,7 @@ from tests.support.snapshots import check, terminal_text
 ELSEWHERE = {
     "rss": "analysed only where a run asks for it: test_a_run_with_rss_in_the_terminal_...",
     "memory": "a cache simulation's run of its own: tests/golden/test_memory_snapshots.py",
+    "track": "its verdict table alone, higher and lower: tests/unit/lenses/track/test_render.py",
 }
 # every registered lens, so a new one is snapshotted (or says where) without editing this list
 LENSES = tuple(str(d.metric) for d in DESCRIPTORS if str(d.metric) not in ELSEWHERE)

@@ -1,7 +1,7 @@
 """An asv benchmark directory as perflab benchmarks: the listing (asv's names, a benchmark per
-parameter combination, a setup's NotImplementedError skipping its combination, the kinds not
-yet measured named), and perflab's helper setting one benchmark up in a variant's interpreter,
-with asv not installed."""
+parameter combination, a setup's NotImplementedError skipping its combination, the lens that
+measures a peakmem_ benchmark named), and perflab's helper setting one benchmark up in a
+variant's interpreter, with asv not installed."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from perflab.api import make_experiment
 from perflab.machine.proc import SubprocessRunner
 from perflab.plan.asv_suite import AsvBenchmark, asv_suite, parse_listing, select
 from perflab.records.errors import ConfigError
+from perflab.records.kinds import Metric
 from perflab.records.model import Variant
 from perflab.worker import STATEMENT_WORKER_PATH
 
@@ -24,6 +25,9 @@ pytestmark = pytest.mark.integration
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "asv_suite"
 MEASURED = [
+    "bench_sort.TimeSort.peakmem_sorted(100, 'random')",
+    "bench_sort.TimeSort.peakmem_sorted(10000, 'random')",
+    "bench_sort.TimeSort.peakmem_sorted(10000, 'sorted')",
     "bench_sort.TimeSort.time_sorted(100, 'random')",
     "bench_sort.TimeSort.time_sorted(10000, 'random')",
     "bench_sort.TimeSort.time_sorted(10000, 'sorted')",
@@ -53,14 +57,15 @@ def test_the_listing_names_each_combination_as_asv_does(suite: Path) -> None:
     found = asv_suite("asv_suite", [variant], SubprocessRunner())
     assert [b.name for b in found.benchmarks] == MEASURED
     assert found.timeout_s == 120  # TimeSort's timeout
-    skipped, unmeasured = found.notes
+    (skipped,) = found.notes
     # (100, 'sorted')'s setup raises NotImplementedError: skipped, and said so
-    assert skipped.endswith("1 skipped (a setup raised NotImplementedError): "
+    assert skipped.endswith("2 skipped (a setup raised NotImplementedError): "
+                            "bench_sort.TimeSort.peakmem_sorted(100, 'sorted'), "
                             "bench_sort.TimeSort.time_sorted(100, 'sorted')")  # fmt: skip
-    assert unmeasured.endswith("bench_sort.TimeSort.peakmem_sorted")
+    assert found.kind_lenses == (("peakmem", (Metric("rss"),)),)
     # the benchmark directory directly, and a regular expression on the names (as asv's --bench)
     direct = asv_suite("asv_suite/benchmarks", [variant], SubprocessRunner(), pattern="Join|sum$")
-    assert [b.name for b in direct.benchmarks] == MEASURED[3:5]
+    assert [b.name for b in direct.benchmarks] == MEASURED[6:8]
     assert direct.notes == ()
 
 
@@ -70,7 +75,7 @@ def test_a_directory_without_benchmarks_or_missing_is_refused(suite: Path) -> No
         asv_suite("nothing", [variant], SubprocessRunner())
     (suite / "empty").mkdir()
     (suite / "empty" / "plain.py").write_text("def helper():\n    pass\n")
-    with pytest.raises(ConfigError, match="no asv time_ benchmark in 'empty'"):
+    with pytest.raises(ConfigError, match="no asv benchmark perflab measures in 'empty'"):
         asv_suite("empty", [variant], SubprocessRunner())
     with pytest.raises(ConfigError, match="matching --bench 'nothing'"):
         asv_suite("asv_suite", [variant], SubprocessRunner(), pattern="nothing")
@@ -135,6 +140,7 @@ def test_the_suites_timeout_bounds_a_sample_unless_one_is_given(suite: Path) -> 
     variants = [Variant("a", cwd=str(suite)), Variant("b", cwd=str(suite))]
     experiment = make_experiment(asv="asv_suite", variants=variants)
     assert experiment.settings.sample_timeout_s == 120  # asv's timeout bounds the whole run
-    assert len(experiment.plan_notes) == 2  # the skipped combination, the peakmem benchmark
+    assert len(experiment.plan_notes) == 2  # the skipped combinations, the peakmem benchmarks
+    assert experiment.settings.metrics == (Metric.TIME, Metric("rss"))  # for peakmem_
     given = make_experiment(asv="asv_suite", variants=variants, sample_timeout_s=5)
     assert given.settings.sample_timeout_s == 5

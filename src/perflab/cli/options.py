@@ -269,8 +269,9 @@ def _add_suite_arguments(what: argparse._ArgumentGroup) -> None:
         type=Path,
         metavar="DIR",
         help="an asv benchmark directory (or the folder of its asv.conf.json), unchanged: every "
-        "time_ benchmark at every parameter combination is a benchmark named as asv names it, "
-        "listed and run by each variant's interpreter (asv need not be installed)",
+        "time_, timeraw_, peakmem_, mem_ and track_ benchmark at every parameter combination is "
+        "a benchmark named as asv names it, listed and run by each variant's interpreter (asv "
+        "need not be installed)",
     )
     what.add_argument(
         "--bench",

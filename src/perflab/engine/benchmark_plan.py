@@ -200,7 +200,16 @@ def show_plan(progress: ProgressReporter, benchmark: str, plan: BudgetPlan) -> N
 
 def _at_point(experiment: Experiment, benchmark: Benchmark, caches: IsolatedCaches) -> Experiment:
     variants = tuple(caches.applied(v.at(benchmark.params)) for v in experiment.variants)
-    return replace(experiment, variants=variants)
+    return replace(by_its_lenses(experiment, benchmark), variants=variants)
+
+
+def by_its_lenses(experiment: Experiment, benchmark: Benchmark) -> Experiment:
+    """The experiment as `benchmark` is planned and measured in it: by the run's lenses that
+    measure it (`Benchmark.measured_by`), so that the others are neither priced nor run."""
+    metrics = benchmark.lenses_among(experiment.settings.metrics)
+    if metrics == experiment.settings.metrics:
+        return experiment
+    return replace(experiment, settings=replace(experiment.settings, metrics=metrics))
 
 
 def _since(started_at_s: float | None, clock: Callable[[], float]) -> float:

@@ -14,7 +14,12 @@ from dataclasses import dataclass, replace
 from perflab.analyse.run import analyse_run
 from perflab.budget.costs import CostProbe, LensCost
 from perflab.budget.plan import BudgetPlan
-from perflab.engine.benchmark_plan import BenchmarkPlanner, plans_before_run, show_plan
+from perflab.engine.benchmark_plan import (
+    BenchmarkPlanner,
+    by_its_lenses,
+    plans_before_run,
+    show_plan,
+)
 from perflab.engine.cpu import (
     OrchestratorOffCpu,
     claim_measurement_cpu,
@@ -352,7 +357,9 @@ def _run_benchmark(run: _Run, benchmark: Benchmark, failures: RunFailures) -> No
     by lens within its budget. A failure of the benchmark is recorded and ends it: the other
     lenses would fail the same way. A failure of some variants is recorded and the others are
     measured on, while a planned comparison is left among them."""
-    ready = _prepare_variants(run.experiment, benchmark, run.preparer, failures)
+    ready = _prepare_variants(
+        by_its_lenses(run.experiment, benchmark), benchmark, run.preparer, failures
+    )
     if ready is None:
         return
     ready = replace(ready, variants=tuple(run.caches.applied(v) for v in ready.variants))
@@ -369,7 +376,8 @@ def _run_benchmark(run: _Run, benchmark: Benchmark, failures: RunFailures) -> No
     plan = run.plans.get(benchmark.name)
     if plan is None:  # its variants had to be prepared first: planned now
         plan = run.planner.plan(benchmark, ready)
-    ordered = run_order(list(run.lenses), plan)
+    measuring = ready.settings.metrics
+    ordered = run_order([lens for lens in run.lenses if lens.metric in measuring], plan)
     ledger = BudgetLedger.begun(plan, ordered, run.clock)
     show_plan(context.progress, benchmark.name, plan)
     filling = _native_fill(run, benchmark, context, plan, beside=ordered[0] if ordered else None)
@@ -451,7 +459,8 @@ def _native_fill(
     nothing runs."""
     if benchmark.kind is not BenchmarkKind.STATEMENT or not run.caches.enabled:
         return None
-    plannings = [descriptor_for(lens.metric).planning for lens in run.lenses]
+    # the benchmark's lenses (`by_its_lenses`), not all of the run's
+    plannings = [descriptor_for(m).planning for m in context.experiment.settings.metrics]
     if not any(planning.runs_valgrind for planning in plannings):
         return None
     isa_apart = any(planning.all_under_valgrind for planning in plannings)

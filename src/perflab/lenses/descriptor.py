@@ -240,6 +240,9 @@ class LensDescriptor:
     # instructions lens's callgrind runs, so --region applies to it): given with this lens
     # alone, they are not an error
     also_reads: tuple[str, ...] = ()
+    # the kinds of a suite's benchmarks whose figure this lens alone gives (asv's `peakmem`,
+    # `track`): the suite's benchmarks of that kind are measured by it alone
+    suite_kinds: tuple[str, ...] = ()
     # the JSON document's top-level lists this lens's findings fill (`LensFindings.to_json`),
     # present in every document, empty where it found nothing: readers may rely on them
     top_level_lists: tuple[str, ...] = ()

@@ -17,6 +17,7 @@ from perflab.lenses.profile import DESCRIPTOR as PROFILE
 from perflab.lenses.rss import DESCRIPTOR as RSS
 from perflab.lenses.time import DESCRIPTOR as TIME
 from perflab.lenses.torch import DESCRIPTOR as TORCH
+from perflab.lenses.track import DESCRIPTOR as TRACK
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import LensOption, Settings
@@ -33,6 +34,7 @@ DESCRIPTORS: tuple[LensDescriptor, ...] = (
     TORCH,
     RSS,
     MEMORY,
+    TRACK,
 )
 
 
@@ -103,6 +105,13 @@ def region_metrics() -> tuple[Metric, ...]:
     """The lenses that see a command's self-reported measured region alone
     (`Figures.sees_region`), in the order they are listed."""
     return tuple(d.metric for d in DESCRIPTORS if d.figures.sees_region)
+
+
+def suite_kind_metrics(kind: str) -> tuple[Metric, ...]:
+    """The lenses that alone give the figure of a suite's benchmarks of `kind` (asv's
+    `peakmem` ...: `LensDescriptor.suite_kinds`), in the order they are listed; empty: the
+    run's lenses measure them."""
+    return tuple(d.metric for d in DESCRIPTORS if kind in d.suite_kinds)
 
 
 def alone_metrics() -> tuple[Metric, ...]:

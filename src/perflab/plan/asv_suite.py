@@ -1,6 +1,10 @@
 """An asv benchmark directory as perflab benchmarks: each `time_*` benchmark at each parameter
 combination is a statement benchmark whose set-up imports its module, instantiates its class and
 runs setup_cache and the setups (perflab/worker/perflab_asv.py), and whose statement calls it.
+A `peakmem_*`, `track_*` or `mem_*` one is the same statement (mem_'s: the size of what it
+returns), measured by the lens that gives its figure alone (`LensDescriptor.suite_kinds`: peak
+RSS, the value), which the run gains; a `timeraw_*` one is a command: the code it returns, run
+by `python -c` in each variant's interpreter, measured by the run's lenses as any command.
 
 The listing runs in every variant that needs no checkout or build (the others have no
 interpreter yet), in the variant's interpreter, cwd and environment, as for a pytest suite; a
@@ -11,22 +15,30 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from perflab.lenses.registry import suite_kind_metrics
 from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
 from perflab.plan.suite_listing import distinct_listings, helpers_env
 from perflab.records.errors import ConfigError
+from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Variant
 from perflab.worker import STATEMENT_WORKER_PATH
 
 HELPER = "perflab_asv"  # next to the statement worker, so on its sys.path
 LIST_TIMEOUT_S = 300.0  # listing imports the whole suite and runs its setups once
 _OUTPUT_LINES = 15  # of the listing's output, shown when it could not list
-MEASURED = ("time",)  # asv's kinds perflab measures; the others are named in a note
+# asv's kinds the run's lenses measure; those a lens gives alone (`suite_kind_metrics`) are
+# measured too, the others named in a note
+BY_THE_RUN = ("time", "timeraw")
+# asv's kinds whose figure is what the call returns: the lenses that measure them read a returned
+# value, which time_ and timeraw_ benchmarks do not have
+RETURNING = ("track", "mem")
 
 
 @dataclass(frozen=True)
@@ -42,15 +54,45 @@ class AsvBenchmark:
     skipped: bool = False  # a setup raised NotImplementedError for this combination
     timeout: float | None = None  # asv's timeout attribute, in seconds
     error: str | None = None  # the module failed to import: its traceback
+    code: str | None = None  # timeraw_: the Python code it returned when listed
 
-    def benchmark(self) -> Benchmark:
-        """The statement benchmark that sets the benchmark up and calls it."""
+    @property
+    def measured(self) -> bool:
+        """Whether perflab measures its kind: the run's lenses, or a lens that gives its
+        figure alone."""
+        return self.kind in BY_THE_RUN or bool(suite_kind_metrics(self.kind))
+
+    def benchmark(self, default_python: str = sys.executable) -> Benchmark:
+        """The statement benchmark that sets the benchmark up and calls it; a timeraw_ one's
+        code as a command of the variant's interpreter (`default_python` where it names
+        none)."""
+        if self.kind == "timeraw" and self.code is not None and self.error is None:
+            return Benchmark(
+                name=self.name,
+                cmd=shlex.quote(default_python),
+                cmd_args="-c " + shlex.quote(self.code),
+                cmd_is_python=True,
+            )
         setup = (
             f"import {HELPER} as _perflab_asv\n"
             "_perflab_fn, _perflab_args = _perflab_asv.prepared("
             f"{self.directory!r}, {self.module!r}, {self.key!r}, {self.index!r})"
         )
-        return Benchmark(name=self.name, stmt="_perflab_fn(*_perflab_args)", setup=setup)
+        if self.kind == "track":  # asv's unit attribute, which the track lens reads
+            setup += "\ntrack_unit = getattr(_perflab_fn, 'unit', None)"
+        if self.kind == "mem":
+            setup += "\ntrack_unit = 'B'"
+        lenses = suite_kind_metrics(self.kind) if self.error is None else ()
+        call = "_perflab_fn(*_perflab_args)"
+        # mem_: the size of what it returns; a timeraw_ whose listing raised: its code run as
+        # asv runs it, where the error shows again
+        wrapped = {"mem": "_perflab_asv.deep_size", "timeraw": "_perflab_asv.run_raw"}
+        return Benchmark(
+            name=self.name,
+            stmt=f"{wrapped[self.kind]}({call})" if self.kind in wrapped else call,
+            setup=setup,
+            measured_by=lenses or None,
+        )
 
 
 @dataclass(frozen=True)
@@ -60,6 +102,69 @@ class AsvSuite:
     benchmarks: tuple[Benchmark, ...]
     notes: tuple[str, ...]
     timeout_s: float | None  # the longest asv timeout a measured benchmark declares
+    # its kinds that lenses measure alone, each with those lenses (peakmem: rss)
+    kind_lenses: tuple[tuple[str, tuple[Metric, ...]], ...] = ()
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """A suite's benchmarks as a run measures them, and that run's lenses."""
+
+    benchmarks: tuple[Benchmark, ...]
+    metrics: tuple[Metric, ...]
+    notes: tuple[str, ...] = ()
+
+
+def run_of(
+    suite: AsvSuite, metrics: tuple[Metric, ...], alone: tuple[Metric, ...] | None = None
+) -> SuiteRun:
+    """The suite measured by the run's lenses (`metrics`) and those its kinds need (peakmem_:
+    rss), which measure those kinds alone, and the run's lenses the others, but the lenses of
+    what a call returns (track: RETURNING); `alone`: the run has one variant, which only these
+    lenses measure. A benchmark no lens measures is left out with a note; the notes say which
+    lens measures which kind."""
+    returned = {m for kind in RETURNING for m in suite_kind_metrics(kind)}
+    own = tuple(m for m in metrics if m not in returned)  # time_'s and timeraw_'s
+    kept = [b for b in suite.benchmarks if _measurable(b.measured_by or own, alone)]
+    notes = suite.notes + _left_out(suite, kept, alone)
+    if not kept:
+        raise ConfigError(
+            "no asv benchmark selected is measured by the run's lenses"
+            + (" in a run of one variant" if alone is not None else ""),
+            hint="time_ and timeraw_ benchmarks are measured by the lenses --metric names (time "
+            "by default), the others by their own; mem_ and track_ ones compare two variants",
+        )
+    needed = dict.fromkeys(m for b in kept for m in b.measured_by or ())
+    for kind, lenses in suite.kind_lenses:
+        if set(lenses) & set(needed):
+            named = " and ".join(str(m) for m in lenses)
+            notes += (f"asv suite: its {kind}_ benchmarks are measured by the {named} lens alone",)
+    measuring = (*metrics, *(m for m in needed if m not in metrics))
+    benchmarks = tuple(
+        b if b.measured_by is not None or own == measuring else replace(b, measured_by=own)
+        for b in kept
+    )
+    return SuiteRun(benchmarks, measuring, notes)
+
+
+def _measurable(lenses: tuple[Metric, ...], alone: tuple[Metric, ...] | None) -> bool:
+    """Whether `lenses` measure a benchmark: any, and in a run of one variant one of those that
+    measure a variant alone."""
+    return bool(lenses) and (alone is None or bool(set(lenses) & set(alone)))
+
+
+def _left_out(
+    suite: AsvSuite, kept: Sequence[Benchmark], alone: tuple[Metric, ...] | None
+) -> tuple[str, ...]:
+    left_out = [b.name for b in suite.benchmarks if b not in kept]
+    if not left_out:
+        return ()
+    why = (
+        "one variant has nothing to compare these with"
+        if alone
+        else "no lens of the run measures these"
+    )
+    return (f"asv suite: {why}: " + ", ".join(left_out),)
 
 
 def parse_listing(text: str) -> list[AsvBenchmark]:
@@ -81,44 +186,57 @@ def parse_listing(text: str) -> list[AsvBenchmark]:
                 skipped=bool(entry.get("skipped", False)),
                 timeout=None if timeout is None else float(timeout),
                 error=None if entry.get("error") is None else str(entry["error"]),
+                code=None if entry.get("code") is None else str(entry["code"]),
             )
         )
     return found
 
 
-def select(found: Sequence[AsvBenchmark], directory: str, pattern: str | None = None) -> AsvSuite:
+def select(
+    found: Sequence[AsvBenchmark],
+    directory: str,
+    pattern: str | None = None,
+    *,
+    default_python: str = sys.executable,
+) -> AsvSuite:
     """The listed benchmarks perflab measures (those whose name `pattern` matches, searched as
-    a regular expression), with a note for the skipped combinations and the kinds not measured;
-    a ConfigError when none is left."""
+    a regular expression), with a note for the skipped combinations and the kinds not measured,
+    and the lenses that measure some kinds alone; a ConfigError when none is left."""
     regex = re.compile(pattern) if pattern else None
     chosen = [b for b in found if regex is None or regex.search(b.name)]
-    measured = [b for b in chosen if b.error is not None or (b.kind in MEASURED and not b.skipped)]
+    measured = [b for b in chosen if b.error is not None or (b.measured and not b.skipped)]
+    if not measured:
+        selected = f" matching --bench {pattern!r}" if pattern else ""
+        raise ConfigError(
+            f"no asv benchmark perflab measures in {directory!r}{selected}",
+            hint="asv benchmarks are functions and methods named time_..., timeraw_..., "
+            "peakmem_..., mem_... or track_... in the modules of the benchmark directory (or of "
+            "the benchmark_dir its asv.conf.json names)",
+        )
+    timeouts = [b.timeout for b in measured if b.timeout is not None]
+    kinds = sorted({b.kind for b in measured if b.error is None and b.kind not in BY_THE_RUN})
+    return AsvSuite(
+        benchmarks=tuple(b.benchmark(default_python) for b in measured),
+        notes=_notes(chosen),
+        timeout_s=max(timeouts) if timeouts else None,
+        kind_lenses=tuple((kind, suite_kind_metrics(kind)) for kind in kinds),
+    )
+
+
+def _notes(chosen: Sequence[AsvBenchmark]) -> tuple[str, ...]:
+    """What planning says before measuring: the combinations skipped, and the kinds perflab
+    does not measure."""
     notes = []
-    skipped = [b.name for b in chosen if b.kind in MEASURED and b.skipped and b.error is None]
+    skipped = [b.name for b in chosen if b.measured and b.skipped and b.error is None]
     if skipped:
         notes.append(
             f"asv suite: {len(skipped)} skipped (a setup raised NotImplementedError): "
             + ", ".join(skipped)
         )
-    unmeasured = sorted({b.key for b in chosen if b.kind not in MEASURED and b.error is None})
+    unmeasured = sorted({b.key for b in chosen if not b.measured and b.error is None})
     if unmeasured:
-        notes.append(
-            "asv suite: not yet measured by perflab (only time_ benchmarks are): "
-            + ", ".join(unmeasured)
-        )
-    if not measured:
-        selected = f" matching --bench {pattern!r}" if pattern else ""
-        raise ConfigError(
-            f"no asv time_ benchmark in {directory!r}{selected}",
-            hint="asv benchmarks are functions and methods named time_... in the modules of the "
-            "benchmark directory (or of the benchmark_dir its asv.conf.json names)",
-        )
-    timeouts = [b.timeout for b in measured if b.timeout is not None]
-    return AsvSuite(
-        benchmarks=tuple(b.benchmark() for b in measured),
-        notes=tuple(notes),
-        timeout_s=max(timeouts) if timeouts else None,
-    )
+        notes.append("asv suite: not yet measured by perflab: " + ", ".join(unmeasured))
+    return tuple(notes)
 
 
 def asv_suite(
@@ -143,7 +261,7 @@ def asv_suite(
     for variant in distinct_listings(variants, default_python):
         for benchmark in _listed(runner, variant, str(directory), pattern, default_python):
             found.setdefault(benchmark.name, benchmark)
-    return select(list(found.values()), str(directory), pattern)
+    return select(list(found.values()), str(directory), pattern, default_python=default_python)
 
 
 def _listed(

@@ -166,18 +166,32 @@ def _gbench_experiment(suite: SuiteSource, conditions: ExperimentConditions) -> 
 
 
 def _asv_experiment(suite: SuiteSource, conditions: ExperimentConditions) -> Experiment:
-    """The time_ benchmarks of an asv suite, listed in the variants' interpreters."""
-    from perflab.plan.asv_suite import asv_suite
+    """The benchmarks of an asv suite, listed in the variants' interpreters, and the lenses
+    its kinds need."""
+    from perflab.plan.asv_suite import asv_suite, run_of
 
     checked, listing = _suite_variants(conditions)
     suite_found = asv_suite(suite.path, listing, conditions.runner, pattern=suite.filter)
     # asv's timeout bounds a benchmark's whole run, so a sample too: the suite's longest is the
     # sample timeout unless one is given
-    implied = {}
+    implied: dict[str, Any] = {}
     if suite_found.timeout_s is not None and "sample_timeout_s" not in conditions.changes:
         implied = {"sample_timeout_s": suite_found.timeout_s}
+    metrics = tuple(conditions.changes.get("metrics", Settings().metrics))
+    one = len(checked) == 1
+    run = run_of(suite_found, metrics, alone_metrics() if one else None)
+    # timeraw_'s `python -c CODE` with its code quoted: no shell between perflab and the
+    # interpreter, unless the user asks for one
+    raw = any(b.kind is BenchmarkKind.COMMAND for b in run.benchmarks)
+    if raw and "shell" not in conditions.changes:
+        implied["shell"] = "none"
+    changes = {**conditions.changes, "metrics": run.metrics}
     return _suite_experiment(
-        checked, suite_found.benchmarks, conditions, notes=suite_found.notes, implied=implied
+        checked,
+        run.benchmarks,
+        replace(conditions, changes=changes) if run.metrics != metrics else conditions,
+        notes=run.notes,
+        implied=implied,
     )
 
 

@@ -6,6 +6,7 @@ All records are frozen. Raw samples are the truth; statistics are derived from t
 from __future__ import annotations
 
 import enum
+import shlex
 import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
@@ -182,17 +183,32 @@ class Benchmark:
     # its benchmarks by arguments (--benchmark_filter=...), and cmd= names each variant's program
     cmd_args: str = ""
     reports: TimeReport | None = None  # the command reports its own time (the lenses read it)
+    # the lenses that measure it, of the run's; None: all of them (a suite's benchmark whose
+    # figure one lens alone gives, as asv's peakmem_ the rss lens's)
+    measured_by: tuple[Metric, ...] | None = None
+    # `cmd` is the default interpreter: a variant's python= replaces it, as its cmd= would
+    # (a suite's command that runs code in each variant's interpreter)
+    cmd_is_python: bool = False
 
     def __post_init__(self) -> None:
         if self.reports is not None:  # stored runs give the text
             object.__setattr__(self, "reports", TimeReport(self.reports))
+        if self.measured_by is not None:  # stored runs give a list of texts
+            object.__setattr__(self, "measured_by", tuple(Metric(m) for m in self.measured_by))
+
+    def lenses_among(self, metrics: tuple[Metric, ...]) -> tuple[Metric, ...]:
+        """The run's lenses (`metrics`) that measure this benchmark, in the run's order."""
+        if self.measured_by is None:
+            return metrics
+        return tuple(m for m in metrics if m in self.measured_by)
 
     @property
     def kind(self) -> BenchmarkKind:
         return BenchmarkKind.STATEMENT if self.stmt is not None else BenchmarkKind.COMMAND
 
     def command_for(self, variant: Variant) -> str:
-        command = variant.cmd or self.cmd
+        interpreter = shlex.quote(variant.python) if self.cmd_is_python and variant.python else None
+        command = variant.cmd or interpreter or self.cmd
         if command is None:
             raise ValueError(f"benchmark {self.name!r} has no command")
         return f"{command} {self.cmd_args}" if self.cmd_args else command

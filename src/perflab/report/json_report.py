@@ -127,6 +127,9 @@ def _benchmark_to_json(benchmark: Benchmark) -> dict[str, Any]:
         "params": dict(benchmark.params),
         "cmd_args": benchmark.cmd_args or None,  # a suite's arguments after each variant's cmd
         "reports": None if benchmark.reports is None else str(benchmark.reports),
+        # the lenses that measured it, of the run's; null: all of them
+        "measured_by": None if benchmark.measured_by is None else list(benchmark.measured_by),
+        "cmd_is_python": benchmark.cmd_is_python,  # a variant's python= replaces cmd
     }
 
 

@@ -132,6 +132,8 @@ def _benchmark(data: dict[str, Any]) -> Benchmark:
         setup=data.get("setup") or "pass",
         cmd=data.get("cmd"),
         params={str(k): str(v) for k, v in (data.get("params") or {}).items()},
+        measured_by=data.get("measured_by"),
+        cmd_is_python=bool(data.get("cmd_is_python", False)),
     )
 
 

@@ -4,14 +4,17 @@
 Two uses, both with this folder on sys.path (the statement worker's own folder):
 - listing: `python -m perflab_asv DIR FILE [REGEX]` writes one JSON line per benchmark and parameter
   combination to FILE: {"name", "key", "module", "index", "kind", "dir", "skipped",
-  "timeout"}, and one per module that failed to import, with its "error".
+  "timeout"}, a timeraw_ benchmark's "code" (the Python it returns), and one per module that
+  failed to import, with its "error".
 - measuring: a statement benchmark's set-up calls prepared(dir, module, key, index): the module is
   imported, the class instantiated, setup_cache run (once per process) and the setups run with
   the combination's parameters; it returns the benchmark's callable and its arguments for the
-  statement to call. The teardowns run at exit.
+  statement to call. The teardowns run at exit. A mem_ benchmark's statement sizes what the call
+  returns (deep_size); a timeraw_ one whose code could not be listed runs it (run_raw).
 """
 
 import atexit
+import gc
 import importlib
 import importlib.machinery
 import inspect
@@ -19,8 +22,10 @@ import itertools
 import json
 import os
 import re
+import subprocess
 import sys
 import traceback
+import types
 
 # asv's benchmark kinds, by the prefix of a function's name
 KINDS = (
@@ -285,18 +290,29 @@ def listing(directory, pattern=None):
                 }
                 if regex is not None and not regex.search(entry["name"]):
                     continue
-                # a setup that raises NotImplementedError skips its combination (asv's rule);
-                # the setups run here once for that, and any other failure shows when measured
-                if benchmark.kind == "time" and benchmark.setups:
-                    try:
-                        arguments = benchmark.arguments(index, _cached(benchmark))
-                        entry["skipped"] = not benchmark.set_up(arguments)
-                        if not entry["skipped"]:
-                            benchmark.tear_down(arguments)
-                    except Exception:
-                        pass
+                entry.update(_tried(benchmark, index))
                 entries.append(entry)
     return entries
+
+
+def _tried(benchmark, index):
+    """What listing learns by setting a combination up: "skipped" where a setup raises
+    NotImplementedError (asv's rule), and a timeraw_ benchmark's "code" (what it returns, run
+    by `python -c` when measured). Any other failure is left to show when it is measured."""
+    if benchmark.kind != "timeraw" and not benchmark.setups:
+        return {}
+    try:
+        arguments = benchmark.arguments(index, _cached(benchmark))
+        if not benchmark.set_up(arguments):
+            return {"skipped": True}
+        try:
+            if benchmark.kind == "timeraw":
+                return {"code": str(benchmark.function(*arguments))}
+        finally:
+            benchmark.tear_down(arguments)
+    except Exception:
+        pass
+    return {}
 
 
 def prepared(directory, module, key, index):
@@ -317,6 +333,31 @@ def prepared(directory, module, key, index):
         raise SetupFailed("its setup raised NotImplementedError (asv skips this combination)")
     atexit.register(found.tear_down, arguments)
     return found.function, arguments
+
+
+# what asv's mem_ leaves out of an object's size, as shared rather than owned by it
+_SHARED = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
+
+
+def deep_size(value):
+    """The bytes `value` holds, asv's mem_ figure: sys.getsizeof of it and of every object it
+    reaches (gc's referents), each once, classes, modules and functions left out."""
+    seen = set()
+    total = 0
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if id(item) in seen or isinstance(item, _SHARED):
+            continue
+        seen.add(id(item))
+        total += sys.getsizeof(item)
+        pending.extend(gc.get_referents(item))
+    return total
+
+
+def run_raw(code):
+    """A timeraw_ benchmark's code run as asv runs it: `python -c` in a fresh interpreter."""
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def main(argv):

@@ -1,10 +1,11 @@
-"""A benchmark's plan (engine/benchmark_plan.py): which variants are probed only once prepared,
-the machine speeds a process's runs share, the plan shown where progress can show it, and the
-native runs started beside the first benchmark's probe only. The planner's probes and recent
-ones are engine/prepare/test_recent_probes.py's."""
+"""A benchmark's plan (engine/benchmark_plan.py): the lenses that measure it, which variants are
+probed only once prepared, the machine speeds a process's runs share, the plan shown where
+progress can show it, and the native runs started beside the first benchmark's probe only. The
+planner's probes and recent ones are engine/prepare/test_recent_probes.py's."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from perflab.budget.costs import CostProbe, LensCost
@@ -14,6 +15,7 @@ from perflab.engine.benchmark_plan import (
     SPEED_REUSE_S,
     BenchmarkPlanner,
     SpeedsMeasured,
+    by_its_lenses,
     needs_preparation,
     plans_before_run,
     show_plan,
@@ -28,6 +30,14 @@ from tests.support.fast_settings import FAST
 SUBJECT = "perflab.engine.benchmark_plan"
 
 PROBE = CostProbe(BenchmarkKind.STATEMENT, 2, 0.05, 0.01, 0.01, 0.01, 0.2)
+
+
+def test_a_benchmark_is_planned_with_the_runs_lenses_that_measure_it() -> None:
+    settings = dataclasses.replace(FAST, metrics=(Metric.TIME, Metric("rss")))
+    experiment = Experiment(benchmarks=(), variants=(Variant("A"),), settings=settings)
+    assert by_its_lenses(experiment, Benchmark("b", stmt="f()")) is experiment
+    peak = Benchmark("p", stmt="f()", measured_by=(Metric("rss"),))
+    assert by_its_lenses(experiment, peak).settings.metrics == (Metric("rss"),)
 
 
 def test_a_variant_checked_out_or_built_first_needs_preparation() -> None:

@@ -82,6 +82,29 @@ def test_two_variants_through_one_lens_are_measured_stored_and_compared() -> Non
     }
 
 
+def test_a_benchmark_measured_by_some_lenses_is_measured_and_compared_by_those_alone() -> None:
+    timed = dataclasses.replace(BENCH, measured_by=(Metric.TIME,))
+    tracked = Benchmark("t", stmt="f()", measured_by=(Metric("track"),))
+
+    def value(spec: LaunchSpec, request: object) -> dict[str, object]:
+        fast = (spec.env or {}).get("FAST") == "1"
+        return {"ok": True, "value": 2.0 if fast else 4.0, "type": "int", "unit": None}
+
+    runner = _runner(ScriptedWorker(_ns_per_loop, handlers={"track_value": value}))
+    settings = dataclasses.replace(SETTINGS, metrics=(Metric.TIME, Metric("track")))
+    experiment = Experiment(
+        benchmarks=(timed, tracked),
+        variants=(Variant("A"), Variant("B", env={"FAST": "1"})),
+        settings=settings,
+    )
+    result = run_experiment(experiment, store=SqliteStore.in_memory(), services=_services(runner))
+    assert result.status is RunStatus.COMPLETE
+    measured = {(c.benchmark, c.metric) for c in result.comparisons}
+    assert measured == {("b", Metric.TIME), ("t", Metric("track"))}
+    (track,) = [c for c in result.comparisons if c.benchmark == "t"]
+    assert track.ratio == 0.5 and track.verdict is Verdict.FASTER
+
+
 def test_a_variant_whose_worker_fails_is_recorded_and_the_others_are_compared() -> None:
     good = ScriptedWorker(_ns_per_loop)
     broken = ScriptedWorker(_ns_per_loop, fail_setup="Traceback ...\nNameError: f")

@@ -1,11 +1,14 @@
 """An asv suite's listing, with the listing helper scripted: each time_ benchmark at each
 parameter combination is a benchmark, the suite's longest timeout bounds a sample, skipped
-combinations and unmeasured kinds are said, and a listing that fails says why."""
+combinations and unmeasured kinds are said, peakmem_ and track_ benchmarks are measured by their
+lens alone, a timeraw_ one is its code run by each variant's interpreter, and a listing that fails
+says why."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +16,9 @@ import pytest
 
 from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.proc import Completed, LaunchSpec
-from perflab.plan.asv_suite import HELPER, asv_suite
+from perflab.plan.asv_suite import HELPER, asv_suite, run_of
 from perflab.records.errors import ConfigError
+from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Variant
 
 SUBJECT = "perflab.plan.asv_suite"
@@ -51,7 +55,7 @@ def test_each_time_benchmark_at_each_combination_is_a_benchmark() -> None:
         _bench("bench_sort.time_sorted(10)", index=[0], timeout=60),
         _bench("bench_sort.time_sorted(100)", index=[1], timeout=120),
         _bench("bench_sort.time_sorted(1000)", index=[2], skipped=True),
-        _bench("bench_sort.peakmem_sorted", kind="peakmem"),
+        _bench("bench_sort.later_sorted", kind="later"),  # a kind no lens measures
     ])  # fmt: skip
     suite = asv_suite("benchmarks", [Variant("a")], runner, pattern="sorted")
     assert [b.name for b in suite.benchmarks] == [
@@ -59,9 +63,10 @@ def test_each_time_benchmark_at_each_combination_is_a_benchmark() -> None:
         "bench_sort.time_sorted(100)",
     ]
     assert "'bench_sort', 'bench_sort.time_sorted', (1,)" in suite.benchmarks[1].setup
+    assert all(b.measured_by is None for b in suite.benchmarks)  # the run's lenses
     assert suite.timeout_s == 120
     skipped, unmeasured = suite.notes
-    assert "1 skipped" in skipped and "bench_sort.peakmem_sorted" in unmeasured
+    assert "1 skipped" in skipped and "bench_sort.later_sorted" in unmeasured
     ((spec, _),) = runner.calls
     assert spec.argv[1:4] == ("-m", HELPER, "benchmarks") and spec.argv[-1] == "sorted"
 
@@ -87,3 +92,70 @@ def test_a_missing_directory_is_said_before_anything_runs(tmp_path: Path) -> Non
     with pytest.raises(ConfigError, match="no asv benchmark directory 'nowhere'"):
         asv_suite("nowhere", [Variant("a", cwd=str(tmp_path))], runner)
     assert not runner.calls
+
+
+@pytest.mark.usefixtures("suite_dir")
+def test_peakmem_and_track_benchmarks_are_measured_by_their_lens_alone() -> None:
+    runner = _helper([
+        _bench("b.time_x"),
+        _bench("b.peakmem_x", kind="peakmem"),
+        _bench("b.track_x", kind="track"),
+    ])  # fmt: skip
+    suite = asv_suite("benchmarks", [Variant("a")], runner)
+    timed, peakmem, track = suite.benchmarks
+    assert timed.measured_by is None
+    assert peakmem.measured_by == (Metric("rss"),) and peakmem.stmt == timed.stmt
+    assert track.measured_by == (Metric("track"),)
+    assert "track_unit = getattr(_perflab_fn, 'unit', None)" in track.setup
+    assert suite.kind_lenses == (("peakmem", (Metric("rss"),)), ("track", (Metric("track"),)))
+    run = run_of(suite, (Metric.TIME, Metric.INSTRUCTIONS))
+    assert run.notes == (
+        "asv suite: its peakmem_ benchmarks are measured by the rss lens alone",
+        "asv suite: its track_ benchmarks are measured by the track lens alone",
+    )
+    # the lenses the kinds need join the run's, which measure the others
+    assert run.metrics == (Metric.TIME, Metric.INSTRUCTIONS, Metric("rss"), Metric("track"))
+    assert run.benchmarks[0].measured_by == (Metric.TIME, Metric.INSTRUCTIONS)
+    assert run.benchmarks[1:] == (peakmem, track)
+    # the run's own lenses that measure them: nothing to add; what time_x returns is no value
+    asked = run_of(suite, (Metric("rss"), Metric("track")))
+    assert asked.metrics == (Metric("rss"), Metric("track"))
+    assert asked.benchmarks == (replace(timed, measured_by=(Metric("rss"),)), peakmem, track)
+    tracked = run_of(suite, (Metric("track"),))
+    assert [b.name for b in tracked.benchmarks] == ["b.peakmem_x", "b.track_x"]
+    assert "asv suite: no lens of the run measures these: b.time_x" in tracked.notes
+
+
+@pytest.mark.usefixtures("suite_dir")
+def test_one_variant_leaves_out_the_kinds_only_a_comparing_lens_measures() -> None:
+    runner = _helper([_bench("b.time_x"), _bench("b.track_x", kind="track")])
+    suite = asv_suite("benchmarks", [Variant("a")], runner)
+    alone = (Metric.TIME, Metric("rss"))
+    run = run_of(suite, (Metric.TIME,), alone)
+    assert [b.name for b in run.benchmarks] == ["b.time_x"] and run.metrics == (Metric.TIME,)
+    (note,) = run.notes
+    assert note == "asv suite: one variant has nothing to compare these with: b.track_x"
+    only_tracked = asv_suite(
+        "benchmarks", [Variant("a")], _helper([_bench("b.track_x", kind="track")])
+    )
+    with pytest.raises(ConfigError, match="measured by the run's lenses in a run of one variant"):
+        run_of(only_tracked, (Metric.TIME,), alone)
+
+
+@pytest.mark.usefixtures("suite_dir")
+def test_a_timeraw_benchmark_is_its_code_run_by_each_variants_interpreter() -> None:
+    code = "import json; json.dumps([1, 2])"
+    runner = _helper([_bench("b.timeraw_x", kind="timeraw", code=code)])
+    suite = asv_suite("benchmarks", [Variant("a")], runner, default_python="/usr/bin/python3")
+    (raw,) = suite.benchmarks
+    assert raw.kind is BenchmarkKind.COMMAND and raw.measured_by is None
+    assert raw.command_for(Variant("a")) == "/usr/bin/python3 -c 'import json; json.dumps([1, 2])'"
+    other = Variant("b", python="/opt/py 3/bin/python")
+    assert raw.command_for(other).startswith("'/opt/py 3/bin/python' -c ")
+
+
+@pytest.mark.usefixtures("suite_dir")
+def test_a_timeraw_benchmark_whose_listing_raised_runs_its_code_as_a_statement() -> None:
+    runner = _helper([_bench("b.timeraw_x", kind="timeraw")])
+    (raw,) = asv_suite("benchmarks", [Variant("a")], runner).benchmarks
+    assert raw.stmt == "_perflab_asv.run_raw(_perflab_fn(*_perflab_args))"

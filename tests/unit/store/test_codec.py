@@ -14,6 +14,8 @@ EXPERIMENT = Experiment(
     benchmarks=(
         Benchmark("parse[n=10]", stmt="parse(n)", setup="n = 10", params={"n": "10"}),
         Benchmark("gzip", cmd="gzip -c data"),
+        Benchmark("peak", stmt="f()", measured_by=(Metric("rss"),)),
+        Benchmark("raw", cmd="python3", cmd_args="-c pass", cmd_is_python=True),
     ),
     variants=(
         Variant("main", git="main", build="make"),
@@ -41,7 +43,10 @@ def test_a_stored_run_written_before_pairs_stacks_and_interactions_reads_without
         del stored[newer]
     for variant in stored["variants"]:
         del variant["apply"]
+    for benchmark in stored["benchmarks"]:
+        del benchmark["measured_by"], benchmark["cmd_is_python"]
     read = experiment_from_json(stored)
     assert read.variants[1].apply == () and read.pairs == () and read.interactions == ()
     assert read.repository is None and read.settings == Settings()
-    assert [b.name for b in read.benchmarks] == ["parse[n=10]", "gzip"]
+    assert [b.name for b in read.benchmarks] == ["parse[n=10]", "gzip", "peak", "raw"]
+    assert read.benchmarks[2].measured_by is None  # every lens of its run measured it

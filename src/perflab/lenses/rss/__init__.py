@@ -28,4 +28,5 @@ DESCRIPTOR = LensDescriptor(
     ),
     planning=Planning(cost=rss_cost),
     figures=Figures(measures_alone=True),  # a lone variant's own peak RSS
+    suite_kinds=("peakmem",),  # asv's peakmem_: the process's peak RSS
 )
