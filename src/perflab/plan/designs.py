@@ -325,7 +325,7 @@ def with_design(
 
 
 # a build that installs its checkout into an environment: pip's (or uv's) install of `.`,
-# editable too, or setup.py install; --target, --prefix and --root put it somewhere of its own
+# editable too, or the setup script's install; --target, --prefix and --root put it elsewhere
 _INSTALLS_CHECKOUT = re.compile(
     r"\bpip3?\s+install(?:\s+-\S+)*\s+(?:-e\s+)?\.(?=$|[\s;&|)])|\bsetup\.py\s+install\b"
 )
