@@ -345,6 +345,8 @@ def shared_install_notes(variants: Sequence[Variant]) -> tuple[str, ...]:
         python = variant.python
         if python is not None and not os.path.isabs(python) and variant.git:
             continue  # a relative python= is inside the variant's own checkout
+        if variant.env.get("PYTHONPATH"):
+            continue  # it imports from where its path says (env.PYTHONPATH=. : its checkout)
         where = variant.cwd if python is not None and not os.path.isabs(python) else None
         groups.setdefault((python, where), []).append(variant)
     notes = []

@@ -139,3 +139,6 @@ def test_an_environment_per_checkout_or_an_install_elsewhere_is_not_warned_of() 
         assert not _planned(*both, build=build).plan_notes, build
     one = [Variant("main", git="A"), Variant("mine", git="B", python="/other/python")]
     assert not _planned(*one, build="pip install .").plan_notes
+    own_path = [Variant("main", git="A", env={"PYTHONPATH": "."}),
+                Variant("mine", git="B", env={"PYTHONPATH": "."})]  # fmt: skip
+    assert not _planned(*own_path, build="pip install .").plan_notes
