@@ -9,7 +9,9 @@ by `python -c` in each variant's interpreter, measured by the run's lenses as an
 The listing runs in every variant that needs no checkout or build (the others have no
 interpreter yet), in the variant's interpreter, cwd and environment, as for a pytest suite; a
 suite whose variants all need one is listed in the current directory by the interpreter running
-perflab. asv itself is never needed."""
+perflab, before the builds: a module that interpreter cannot import is named, not measured (its
+benchmarks are not known there, and the variants' own builds were never asked). asv itself is
+never needed."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from pathlib import Path
 from perflab.lenses.registry import suite_kind_metrics
 from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
-from perflab.plan.suite_listing import distinct_listings, helpers_env
+from perflab.plan.suite_listing import distinct_listings, helpers_env, lists_here
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Variant
@@ -198,26 +200,27 @@ def select(
     pattern: str | None = None,
     *,
     default_python: str = sys.executable,
+    listed_here_by: str | None = None,
 ) -> AsvSuite:
     """The listed benchmarks perflab measures (those whose name `pattern` matches, searched as
-    a regular expression), with a note for the skipped combinations and the kinds not measured,
-    and the lenses that measure some kinds alone; a ConfigError when none is left."""
+    a regular expression), with a note for the skipped combinations, the kinds not measured and
+    the modules whose benchmarks could not be seen, and the lenses that measure some kinds
+    alone; a ConfigError when none is left. `listed_here_by`: the interpreter that listed the
+    suite where perflab runs, standing in for variants that are all checked out or built (None:
+    the variants listed it themselves)."""
     regex = re.compile(pattern) if pattern else None
-    chosen = [b for b in found if regex is None or regex.search(b.name)]
+    unseen = _unseen_modules(found, regex, stand_in=listed_here_by is not None)
+    listed = [b for b in found if b not in unseen]
+    chosen = [b for b in listed if regex is None or regex.search(b.name)]
     measured = [b for b in chosen if b.error is not None or (b.measured and not b.skipped)]
+    failures = _unseen_text(unseen, pattern, listed_here_by)
     if not measured:
-        selected = f" matching --bench {pattern!r}" if pattern else ""
-        raise ConfigError(
-            f"no asv benchmark perflab measures in {directory!r}{selected}",
-            hint="asv benchmarks are functions and methods named time_..., timeraw_..., "
-            "peakmem_..., mem_... or track_... in the modules of the benchmark directory (or of "
-            "the benchmark_dir its asv.conf.json names)",
-        )
+        raise _nothing_selected(directory, pattern, failures, listed_here_by)
     timeouts = [b.timeout for b in measured if b.timeout is not None]
     kinds = sorted({b.kind for b in measured if b.error is None and b.kind not in BY_THE_RUN})
     return AsvSuite(
         benchmarks=tuple(b.benchmark(default_python) for b in measured),
-        notes=_notes(chosen),
+        notes=_notes(chosen) + ((f"asv suite: {failures}",) if failures else ()),
         timeout_s=max(timeouts) if timeouts else None,
         kind_lenses=tuple((kind, suite_kind_metrics(kind)) for kind in kinds),
     )
@@ -237,6 +240,77 @@ def _notes(chosen: Sequence[AsvBenchmark]) -> tuple[str, ...]:
     if unmeasured:
         notes.append("asv suite: not yet measured by perflab: " + ", ".join(unmeasured))
     return tuple(notes)
+
+
+def _unseen_modules(
+    found: Sequence[AsvBenchmark], regex: re.Pattern[str] | None, *, stand_in: bool
+) -> list[AsvBenchmark]:
+    """The modules that failed to import and are not measured as failing benchmarks: those the
+    pattern does not select (their benchmarks' names are unknown, so it could not select
+    them), and every one a stand-in could not import (the variants' own builds would; a
+    benchmark made of it would fail there for a reason that is not theirs)."""
+    failed = [b for b in found if b.error is not None]
+    if stand_in:
+        return failed
+    return [b for b in failed if regex is not None and not regex.search(b.name)]
+
+
+def _unseen_text(
+    unseen: Sequence[AsvBenchmark], pattern: str | None, listed_here_by: str | None
+) -> str:
+    """What the unseen modules' failures say, the modules grouped by their error's last line
+    (a missing project fails every module alike); '' for none."""
+    if not unseen:
+        return ""
+    by_reason: dict[str, list[str]] = {}
+    for module in unseen:
+        by_reason.setdefault(_last_line(module.error or ""), []).append(module.module)
+    reasons = "; ".join(f"{', '.join(names)} ({reason})" for reason, names in by_reason.items())
+    modules = "module" if len(unseen) == 1 else "modules"
+    if listed_here_by is not None:
+        return (
+            f"{len(unseen)} {modules} could not be imported by {listed_here_by}, which lists "
+            f"the suite before the builds (every variant is checked out or built), so their "
+            f"benchmarks are not known: {reasons}"
+        )
+    return (
+        f"{len(unseen)} {modules} failed to import where the suite was listed, so --bench "
+        f"{pattern!r} could not select among their benchmarks: {reasons}"
+    )
+
+
+def _last_line(error: str) -> str:
+    """The exception's own line of a listing's traceback (the helper may add a hint after it)."""
+    lines = [line for line in error.strip().splitlines() if not line.startswith("hint: ")]
+    return lines[-1].strip() if lines else error.strip()
+
+
+def _nothing_selected(
+    directory: str, pattern: str | None, failures: str, listed_here_by: str | None
+) -> ConfigError:
+    """The error of a suite with no benchmark to measure: with the modules that failed to
+    import, when some did, since their benchmarks may be the ones meant."""
+    selected = f" matching --bench {pattern!r}" if pattern else ""
+    if listed_here_by is not None and failures:
+        hint = (
+            f"make the project importable by {listed_here_by}: install it there (its "
+            "release, or pip install . from this working tree; each variant still measures its "
+            "own build), or run perflab from an environment that has it; a pure-Python "
+            "checkout imports with env.PYTHONPATH=."
+        )
+    elif failures:
+        hint = "the benchmarks meant may be in those modules: fix what their imports need"
+    else:
+        hint = (
+            "asv benchmarks are functions and methods named time_..., timeraw_..., "
+            "peakmem_..., mem_... or track_... in the modules of the benchmark directory (or of "
+            "the benchmark_dir its asv.conf.json names)"
+        )
+    return ConfigError(
+        f"no asv benchmark perflab measures in {directory!r}{selected}"
+        + (f": {failures}" if failures else ""),
+        hint=hint,
+    )
 
 
 def asv_suite(
@@ -261,7 +335,14 @@ def asv_suite(
     for variant in distinct_listings(variants, default_python):
         for benchmark in _listed(runner, variant, str(directory), pattern, default_python):
             found.setdefault(benchmark.name, benchmark)
-    return select(list(found.values()), str(directory), pattern, default_python=default_python)
+    here = default_python if lists_here(variants) else None
+    return select(
+        list(found.values()),
+        str(directory),
+        pattern,
+        default_python=default_python,
+        listed_here_by=here,
+    )
 
 
 def _listed(

@@ -305,8 +305,14 @@ def with_design(
     repository = design.repository if design is not None else experiment.repository
     if repository is None and any(v.git for v in variants):
         repository = find_repository(runner or SubprocessRunner(), start or os.getcwd())
+    shared = shared_install_notes(variants)
     if design is None:
-        return replace(experiment, variants=variants, repository=repository)
+        return replace(
+            experiment,
+            variants=variants,
+            repository=repository,
+            plan_notes=(*experiment.plan_notes, *shared),
+        )
     return replace(
         experiment,
         variants=variants,
@@ -314,5 +320,47 @@ def with_design(
         stack=design.stack,
         interactions=design.interactions,
         repository=repository,
-        plan_notes=design.notes,
+        plan_notes=(*design.notes, *shared),
     )
+
+
+# a build that installs its checkout into an environment: pip's (or uv's) install of `.`,
+# editable too, or the setup script's install; --target, --prefix and --root put it elsewhere
+_INSTALLS_CHECKOUT = re.compile(
+    r"\bpip3?\s+install(?:\s+-\S+)*\s+(?:-e\s+)?\.(?=$|[\s;&|)])|\bsetup\.py\s+install\b"
+)
+_INSTALLS_ELSEWHERE = re.compile(r"\s(?:-t|--target|--prefix|--root)(?:[\s=]|$)")
+
+
+def shared_install_notes(variants: Sequence[Variant]) -> tuple[str, ...]:
+    """A warning for variants that each install their build into the environment of one
+    interpreter they share (`--build "pip install ."` without a python= of each checkout's
+    own): that environment holds one build, the last installed, and every one of them
+    measures it, so an A/B silently becomes an A/A."""
+    groups: dict[tuple[str | None, str | None], list[Variant]] = {}
+    for variant in variants:
+        build = variant.build or ""
+        if not _INSTALLS_CHECKOUT.search(build) or _INSTALLS_ELSEWHERE.search(build):
+            continue
+        python = variant.python
+        if python is not None and not os.path.isabs(python) and variant.git:
+            continue  # a relative python= is inside the variant's own checkout
+        if variant.env.get("PYTHONPATH"):
+            continue  # it imports from where its path says (env.PYTHONPATH=. : its checkout)
+        where = variant.cwd if python is not None and not os.path.isabs(python) else None
+        groups.setdefault((python, where), []).append(variant)
+    notes = []
+    for (python, _), sharing in groups.items():
+        if len(sharing) < 2:
+            continue
+        names = ", ".join(repr(v.name) for v in sharing)
+        interpreter = python or "the interpreter running perflab"
+        notes.append(
+            f"warning: variants {names} each install their build ({sharing[0].build!r}) but "
+            f"all run {interpreter}, whose one environment holds one install of the project "
+            "(the last there, if any): every one of them imports that same code; give each "
+            "checkout an environment of its "
+            'own: --build "python3 -m venv venv && venv/bin/pip install -q ." with '
+            "python=venv/bin/python in each variant (docs/git.md)"
+        )
+    return tuple(notes)

@@ -15,10 +15,19 @@ def listing_variants(variants: Sequence[Variant]) -> list[Variant]:
     stand-in run where perflab runs when there is none, in the first variant's environment
     (its env.PYTHONPATH=. imports a pure-Python checkout's package, here from the working
     tree)."""
-    ready = [
+    return _ready(variants) or [Variant("here", env=dict(variants[0].env) if variants else {})]
+
+
+def lists_here(variants: Sequence[Variant]) -> bool:
+    """Whether the suite is listed by a stand-in where perflab runs: every variant is checked
+    out or built first, so none has its own interpreter before the builds."""
+    return not _ready(variants)
+
+
+def _ready(variants: Sequence[Variant]) -> list[Variant]:
+    return [
         v for v in variants if not any(getattr(v, f.name) for f in VARIANT_FIELDS if f.prepares)
     ]
-    return ready or [Variant("here", env=dict(variants[0].env) if variants else {})]
 
 
 def helpers_env(variant: Variant) -> dict[str, str]:

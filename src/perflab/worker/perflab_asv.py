@@ -156,8 +156,11 @@ def import_hint(error, cwd=None):
         return (
             "hint: %r is in the working directory (%s) but not installed for %s: perflab runs "
             "asv benchmarks as asv does, against the installed project, without the working "
-            'directory on sys.path; install it (for git= variants: --build "pip install ."), '
-            "or for pure Python give the variant env.PYTHONPATH=." % (top, here[0], sys.executable)
+            "directory on sys.path; install it (git= variants: each into its own checkout's "
+            'environment, --build "python3 -m venv venv && venv/bin/pip install ." with '
+            "python=venv/bin/python in each variant; a plain pip install would put both in one "
+            "environment), or for pure Python give the variant env.PYTHONPATH=."
+            % (top, here[0], sys.executable)
         )
     return None
 

@@ -159,3 +159,59 @@ def test_a_timeraw_benchmark_whose_listing_raised_runs_its_code_as_a_statement()
     runner = _helper([_bench("b.timeraw_x", kind="timeraw")])
     (raw,) = asv_suite("benchmarks", [Variant("a")], runner).benchmarks
     assert raw.stmt == "_perflab_asv.run_raw(_perflab_fn(*_perflab_args))"
+
+
+def _failed(module: str, reason: str) -> dict[str, Any]:
+    """The listing's entry of a module that failed to import, its traceback ending in `reason`
+    (and the helper's hint after it)."""
+    error = f"Traceback (most recent call last):\n  ...\n{reason}\nhint: install it"
+    return {"name": module, "module": module, "dir": "benchmarks", "error": error}
+
+
+CHECKOUTS = [Variant("main", git="A"), Variant("mine", git="B")]
+NO_PYWT = "ModuleNotFoundError: No module named 'pywt'"
+
+
+@pytest.mark.usefixtures("suite_dir")
+def test_modules_a_stand_in_cannot_import_are_said_not_measured() -> None:
+    # every variant is built, so the suite is listed before the builds by perflab's interpreter;
+    # a module it cannot import would fail in the variants for a reason not theirs
+    runner = _helper([_failed("dwt_benchmarks", NO_PYWT), _bench("other.time_x")])
+    suite = asv_suite("benchmarks", CHECKOUTS, runner, default_python="/perflab/python")
+    assert [b.name for b in suite.benchmarks] == ["other.time_x"]
+    (note,) = suite.notes
+    assert "1 module could not be imported by /perflab/python" in note
+    assert f"dwt_benchmarks ({NO_PYWT})" in note
+
+
+@pytest.mark.usefixtures("suite_dir")
+def test_a_bench_that_selects_nothing_names_the_modules_that_failed_to_import() -> None:
+    runner = _helper([_failed("dwt_benchmarks", NO_PYWT), _failed("swt_benchmarks", NO_PYWT)])
+    with pytest.raises(ConfigError) as raised:
+        asv_suite("benchmarks", CHECKOUTS, runner, pattern=r"time_dwt\(",
+                  default_python="/perflab/python")  # fmt: skip
+    message = raised.value.message
+    assert message.startswith(
+        r"no asv benchmark perflab measures in 'benchmarks' matching --bench 'time_dwt\\('"
+    )
+    assert "2 modules could not be imported by /perflab/python" in message
+    assert f"dwt_benchmarks, swt_benchmarks ({NO_PYWT})" in message
+    assert raised.value.hint is not None and "importable by /perflab/python" in raised.value.hint
+
+
+@pytest.mark.usefixtures("suite_dir")
+def test_a_variant_s_failed_module_that_bench_passes_over_is_said() -> None:
+    runner = _helper([_failed("dwt_benchmarks", "SyntaxError: x"), _bench("other.time_x")])
+    suite = asv_suite("benchmarks", [Variant("a")], runner, pattern="time_x")
+    assert [b.name for b in suite.benchmarks] == ["other.time_x"]
+    (note,) = suite.notes
+    assert "--bench 'time_x' could not select among their benchmarks" in note
+    assert "dwt_benchmarks (SyntaxError: x)" in note
+
+
+@pytest.mark.usefixtures("suite_dir")
+def test_a_variant_s_failed_module_that_bench_selects_fails_as_a_benchmark() -> None:
+    runner = _helper([_failed("dwt_benchmarks", "SyntaxError: x"), _bench("other.time_x")])
+    suite = asv_suite("benchmarks", [Variant("a")], runner)
+    assert [b.name for b in suite.benchmarks] == ["dwt_benchmarks", "other.time_x"]
+    assert not suite.notes

@@ -108,3 +108,37 @@ def test_one_comparison_is_said_in_the_singular() -> None:
     )
     text = budget_plan(experiment)
     assert "(1 comparison)" in text and "(1 comparisons)" not in text
+
+
+def _planned(*variants: Variant, build: str) -> Experiment:
+    experiment = Experiment(benchmarks=(Benchmark(name="f", stmt="f()"),), variants=variants)
+    return with_design(experiment, None, build=build, runner=_git(FakeRepository()), start="/x")
+
+
+def test_builds_installed_into_one_shared_environment_are_warned_of() -> None:
+    # both checkouts' `pip install .` go into the one environment both variants import from:
+    # the last build installed is what both measure
+    designed = _planned(Variant("main", git="A"), Variant("mine", git="B"), build="pip install .")
+    (note,) = designed.plan_notes
+    assert "variants 'main', 'mine' each install their build ('pip install .')" in note
+    assert "all run the interpreter running perflab" in note
+    assert "python=venv/bin/python in each variant" in note
+    same = [Variant("main", git="A", python="/env/bin/python"),
+            Variant("mine", git="B", python="/env/bin/python")]  # fmt: skip
+    (note,) = _planned(*same, build="python -m pip install -q -e .").plan_notes
+    assert "all run /env/bin/python" in note
+
+
+def test_an_environment_per_checkout_or_an_install_elsewhere_is_not_warned_of() -> None:
+    own = [Variant("main", git="A", python="venv/bin/python"),
+           Variant("mine", git="B", python="venv/bin/python")]  # fmt: skip
+    assert not _planned(*own, build="python3 -m venv venv && venv/bin/pip install -q .").plan_notes
+    both = [Variant("main", git="A"), Variant("mine", git="B")]
+    for build in ("pip install -r requirements.txt && make", "pip install --target=site .",
+                  "pip install ./dist/x.whl", "make"):  # fmt: skip
+        assert not _planned(*both, build=build).plan_notes, build
+    one = [Variant("main", git="A"), Variant("mine", git="B", python="/other/python")]
+    assert not _planned(*one, build="pip install .").plan_notes
+    own_path = [Variant("main", git="A", env={"PYTHONPATH": "."}),
+                Variant("mine", git="B", env={"PYTHONPATH": "."})]  # fmt: skip
+    assert not _planned(*own_path, build="pip install .").plan_notes

@@ -4,7 +4,7 @@ checkout's env.PYTHONPATH=. then imports the working tree's package there)."""
 
 from __future__ import annotations
 
-from perflab.plan.suite_listing import distinct_listings, listing_variants
+from perflab.plan.suite_listing import distinct_listings, listing_variants, lists_here
 from perflab.records.model import Variant
 
 
@@ -20,6 +20,8 @@ def test_a_stand_in_lists_in_the_first_variants_environment() -> None:
     ]
     assert listing_variants(checkouts) == [Variant("here", env={"PYTHONPATH": "."})]
     assert listing_variants([]) == [Variant("here")]
+    assert lists_here(checkouts)
+    assert not lists_here([Variant("old", python="/envs/old/bin/python"), *checkouts])
 
 
 def test_variants_that_share_interpreter_cwd_and_environment_list_once() -> None:

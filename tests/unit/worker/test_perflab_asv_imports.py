@@ -24,7 +24,9 @@ def test_a_package_in_the_working_directory_but_not_installed(project: Path) -> 
     hint = import_hint(ModuleNotFoundError("No module named 'mypkg'", name="mypkg"))
     assert hint is not None
     assert f"'mypkg' is in the working directory ({project / 'mypkg'}) but not installed" in hint
-    assert '--build "pip install ."' in hint and "env.PYTHONPATH=." in hint
+    # git= variants: an install per checkout, not one environment that the last build wins
+    assert '--build "python3 -m venv venv && venv/bin/pip install ."' in hint
+    assert "python=venv/bin/python" in hint and "env.PYTHONPATH=." in hint
 
 
 def test_the_unbuilt_source_tree_imported_through_the_path(
