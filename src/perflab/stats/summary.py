@@ -84,25 +84,47 @@ def process_levels(processes: Sequence[Sequence[float]]) -> ProcessLevels | None
     )
 
 
+def repeats_vary_alike(processes: Sequence[Sequence[float]]) -> bool:
+    """Whether two processes or more repeated alike: the same number of repeats, each repeat
+    the same share of its process's level in every process (within PROCESS_TOLERANCE), and not
+    all equal. Then the spread inside a process is the statement's own course, not noise."""
+    groups = [list(p) for p in processes if p]
+    if len(groups) < 2 or len({len(g) for g in groups}) > 1 or len(groups[0]) < 2:
+        return False
+    shapes = [[v / statistics.median(g) for v in g] for g in groups if statistics.median(g) > 0]
+    if len(shapes) < len(groups):
+        return False
+    same_course = all(
+        abs(shape[i] - shapes[0][i]) <= PROCESS_TOLERANCE
+        for shape in shapes
+        for i in range(len(shape))
+    )
+    return same_course and max(_apart(g) for g in groups) > PROCESS_TOLERANCE
+
+
 def process_count_interval(processes: Sequence[Sequence[float]]) -> tuple[float, float, float]:
     """(value, low, high) of one variant's own counts whose unit is the worker process, as one
-    side of `process_ratio_interval`: the median repeat, an interval spanning every repeat,
-    widened by how far apart its processes settled. nan when nothing was counted."""
+    side of `process_ratio_interval`: the median repeat, an interval spanning every repeat (its
+    processes' levels, where they repeated alike), widened by how far apart its processes
+    settled. nan when nothing was counted."""
     repeats = [v for process in processes for v in process]
     if not repeats:
         return math.nan, math.nan, math.nan
     levels = process_levels(processes)
     widening = 1 + levels.between if levels is not None and math.isfinite(levels.between) else 1.0
-    return statistics.median(repeats), min(repeats) / widening, max(repeats) * widening
+    spanned = levels.levels if levels is not None and repeats_vary_alike(processes) else repeats
+    value = statistics.median(repeats)
+    return value, min(*spanned, value) / widening, max(*spanned, value) * widening
 
 
 def process_ratio_interval(
     baseline: Sequence[Sequence[float]], variant: Sequence[Sequence[float]]
 ) -> tuple[float, float, float]:
     """(ratio, low, high) of counts whose unit is the worker process (each side: its processes'
-    repeats). The interval of every repeat (`ratio_interval`), widened on both sides by how far
-    apart each side's processes settled: a verdict then needs a difference larger than what
-    separate processes of the *same* code differ by.
+    repeats). The interval of every repeat (`ratio_interval`), or of the processes' levels where
+    two processes or more a side repeated alike (`repeats_vary_alike`), widened on both sides by
+    how far apart each side's processes settled: a verdict then needs a difference larger than
+    what separate processes of the *same* code differ by.
 
     Why: identical code counts differently by process (glibc's malloc state, the heap layout),
     so the bare interval of processes whose levels differ beyond the band excludes 1 in A/A
@@ -115,9 +137,14 @@ def process_ratio_interval(
     ratio, low, high = ratio_interval(before, after)
     if math.isnan(ratio):
         return ratio, low, high
+    sides = process_levels(baseline), process_levels(variant)
+    if sides[0] and sides[1] and repeats_vary_alike([*baseline, *variant]):
+        # the repeats' spread is where each repeat falls in the run, the same in every process
+        # (a first call's extra work): the processes' levels are what differs between them
+        _, low, high = ratio_interval(sides[0].levels, sides[1].levels)
+        low, high = min(low, ratio), max(high, ratio)
     widening = 1.0
-    for side in (baseline, variant):
-        levels = process_levels(side)
+    for levels in sides:
         if levels is not None and math.isfinite(levels.between):
             widening *= 1 + levels.between
     return ratio, low / widening, high * widening

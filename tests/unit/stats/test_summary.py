@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 
 import pytest
 
@@ -78,3 +79,39 @@ def test_a_variant_s_own_count_spans_its_repeats_widened_by_its_processes() -> N
     assert (low, high) == (pytest.approx(100 / 1.02), pytest.approx(102 * 1.02))
     assert process_count_interval(((7.0, 7.0),)) == (7.0, 7.0, 7.0)  # one process widens nothing
     assert all(math.isnan(x) for x in process_count_interval(()))
+
+
+# time_waverec of PyWavelets's asv suite, every process of an A/A alike: the first call ~9% more
+WAVEREC = (187_454.0, 172_049.0, 172_385.0, 172_036.0)
+
+
+def test_repeats_that_vary_alike_in_every_process_span_the_processes_levels() -> None:
+    from perflab.stats.summary import repeats_vary_alike
+
+    assert repeats_vary_alike((WAVEREC, WAVEREC, WAVEREC))
+    assert process_ratio_interval((WAVEREC, WAVEREC), (WAVEREC, WAVEREC)) == (1.0, 1.0, 1.0)
+    # a real difference, every repeat 3% more: the interval is the processes' 1.03, exactly
+    more = tuple(v * 1.03 for v in WAVEREC)
+    assert process_ratio_interval((WAVEREC, WAVEREC), (more, more)) == pytest.approx(
+        (1.03, 1.03, 1.03)
+    )
+
+
+def test_repeats_that_do_not_vary_alike_keep_the_interval_of_every_repeat() -> None:
+    from perflab.stats.summary import repeats_vary_alike
+
+    scattered = (172_049.0, 187_454.0, 172_385.0, 172_036.0)  # the extra call elsewhere
+    assert not repeats_vary_alike((WAVEREC, scattered))
+    assert not repeats_vary_alike(((100.0, 103.0), (104.0, 101.0)))  # noise, not a course
+    assert not repeats_vary_alike(((100.0, 100.0), (102.0, 102.0)))  # flat: nothing to explain
+    wide = process_ratio_interval((WAVEREC, scattered), (WAVEREC, WAVEREC))
+    assert wide[1] < 0.92 and wide[2] > 1.08
+    # one process a side: nothing is known of the processes, every repeat spans it
+    assert process_ratio_interval((WAVEREC,), (WAVEREC,)) == ratio_interval(WAVEREC, WAVEREC)
+
+
+def test_a_variant_s_own_count_spans_its_levels_where_its_processes_repeated_alike() -> None:
+    from perflab.stats.summary import process_count_interval
+
+    value, low, high = process_count_interval((WAVEREC, WAVEREC))
+    assert low == high == value == statistics.median(WAVEREC)
