@@ -159,3 +159,11 @@ def test_a_timeraw_benchmark_whose_listing_raised_runs_its_code_as_a_statement()
     runner = _helper([_bench("b.timeraw_x", kind="timeraw")])
     (raw,) = asv_suite("benchmarks", [Variant("a")], runner).benchmarks
     assert raw.stmt == "_perflab_asv.run_raw(_perflab_fn(*_perflab_args))"
+
+
+@pytest.mark.usefixtures("suite_dir")
+def test_a_timeraw_benchmarks_setup_is_said_to_be_timed_with_its_code() -> None:
+    # asv times the code alone inside the fresh process; a command is timed whole
+    listed = _bench("b.timeraw_x", kind="timeraw", code="import json\nimport xml", raw_setup=True)
+    suite = asv_suite("benchmarks", [Variant("a")], _helper([listed]))
+    assert any("timed with their code" in n and "b.timeraw_x" in n for n in suite.notes)
