@@ -123,8 +123,8 @@ def _no_ratio_note(
         return Note(
             Severity.WARNING,
             f"the tracked value changed from {base[0].value:g} to {side[0].value:g} in "
-            f"{variant!r} (every process of each returned its one value): it is zero or "
-            "negative, where a ratio means nothing, so no verdict",
+            f"{variant!r}, in every process of each: at zero or below a ratio means nothing, "
+            "so no verdict",
             benchmark=benchmark.name,
             variant=variant,
             metric=TRACK,
