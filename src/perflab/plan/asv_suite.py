@@ -57,6 +57,7 @@ class AsvBenchmark:
     timeout: float | None = None  # asv's timeout attribute, in seconds
     error: str | None = None  # the module failed to import: its traceback
     code: str | None = None  # timeraw_: the Python code it returned when listed
+    raw_setup: bool = False  # timeraw_: it returned a setup too, which `code` runs first
 
     @property
     def measured(self) -> bool:
@@ -189,6 +190,7 @@ def parse_listing(text: str) -> list[AsvBenchmark]:
                 timeout=None if timeout is None else float(timeout),
                 error=None if entry.get("error") is None else str(entry["error"]),
                 code=None if entry.get("code") is None else str(entry["code"]),
+                raw_setup=bool(entry.get("raw_setup", False)),
             )
         )
     return found
@@ -235,6 +237,13 @@ def _notes(chosen: Sequence[AsvBenchmark]) -> tuple[str, ...]:
         notes.append(
             f"asv suite: {len(skipped)} skipped (a setup raised NotImplementedError): "
             + ", ".join(skipped)
+        )
+    # asv times a timeraw_ benchmark's code alone inside its process; perflab the process
+    raw_setup = [b.name for b in chosen if b.raw_setup and not b.skipped and b.error is None]
+    if raw_setup:
+        notes.append(
+            "asv suite: the setup these timeraw_ benchmarks return is timed with their code "
+            "(asv times the code alone): " + ", ".join(raw_setup)
         )
     unmeasured = sorted({b.key for b in chosen if not b.measured and b.error is None})
     if unmeasured:

@@ -110,6 +110,8 @@ def check_keys_apply(variants: Sequence[Variant], benchmarks: Sequence[Benchmark
     would still show as a difference between the variants, so refuse it."""
     check_no_nul(variants, benchmarks)
     kinds = {b.kind for b in benchmarks}
+    # an asv timeraw_ benchmark is a command its variant's python= runs
+    runs_python = BenchmarkKind.STATEMENT in kinds or any(b.cmd_is_python for b in benchmarks)
     for variant in variants:
         if variant.cmd and BenchmarkKind.COMMAND not in kinds:
             raise ConfigError(
@@ -117,7 +119,7 @@ def check_keys_apply(variants: Sequence[Variant], benchmarks: Sequence[Benchmark
                 hint="use python= or env.VAR= to vary a statement benchmark",
                 variant=variant.name,
             )
-        if variant.python and BenchmarkKind.STATEMENT not in kinds:
+        if variant.python and not runs_python:
             raise ConfigError(
                 "python= applies to statement benchmarks (--stmt), and this experiment has none",
                 hint="vary a command with cmd=, cwd= or env.VAR=",

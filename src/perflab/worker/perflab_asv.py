@@ -4,8 +4,8 @@
 Two uses, both with this folder on sys.path (the statement worker's own folder):
 - listing: `python -m perflab_asv DIR FILE [REGEX]` writes one JSON line per benchmark and parameter
   combination to FILE: {"name", "key", "module", "index", "kind", "dir", "skipped",
-  "timeout"}, a timeraw_ benchmark's "code" (the Python it returns), and one per module that
-  failed to import, with its "error".
+  "timeout"}, a timeraw_ benchmark's "code" (the Python it returns, dedented, after the setup
+  it returns beside it: "raw_setup"), and one per module that failed to import, with its "error".
 - measuring: a statement benchmark's set-up calls prepared(dir, module, key, index): the module is
   imported, the class instantiated, setup_cache run (once per process) and the setups run with
   the combination's parameters; it returns the benchmark's callable and its arguments for the
@@ -24,6 +24,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 import traceback
 import types
 
@@ -310,7 +311,8 @@ def _tried(benchmark, index):
             return {"skipped": True}
         try:
             if benchmark.kind == "timeraw":
-                return {"code": str(benchmark.function(*arguments))}
+                code, setup = raw_code(benchmark.function(*arguments))
+                return {"code": joined_raw_code(code, setup), "raw_setup": bool(setup.strip())}
         finally:
             benchmark.tear_down(arguments)
     except Exception:
@@ -358,9 +360,22 @@ def deep_size(value):
     return total
 
 
-def run_raw(code):
+def raw_code(returned):
+    """(code, setup) of what a timeraw_ benchmark returns, as asv reads it: the code, or a
+    (code, setup) pair; each dedented (asv's rule: a benchmark may return an indented block)."""
+    code, setup = returned if isinstance(returned, tuple) else (returned, "")
+    return textwrap.dedent(str(code)), textwrap.dedent(str(setup))
+
+
+def joined_raw_code(code, setup):
+    """The one program `python -c` runs: the setup first, then the code. asv times the code
+    alone inside the fresh process; a command is timed whole, so the setup is timed too."""
+    return setup + "\n" + code if setup.strip() else code
+
+
+def run_raw(returned):
     """A timeraw_ benchmark's code run as asv runs it: `python -c` in a fresh interpreter."""
-    subprocess.run([sys.executable, "-c", code], check=True)
+    subprocess.run([sys.executable, "-c", joined_raw_code(*raw_code(returned))], check=True)
 
 
 def main(argv):

@@ -215,3 +215,11 @@ def test_a_variant_s_failed_module_that_bench_selects_fails_as_a_benchmark() -> 
     suite = asv_suite("benchmarks", [Variant("a")], runner)
     assert [b.name for b in suite.benchmarks] == ["dwt_benchmarks", "other.time_x"]
     assert not suite.notes
+
+
+@pytest.mark.usefixtures("suite_dir")
+def test_a_timeraw_benchmarks_setup_is_said_to_be_timed_with_its_code() -> None:
+    # asv times the code alone inside the fresh process; a command is timed whole
+    listed = _bench("b.timeraw_x", kind="timeraw", code="import json\nimport xml", raw_setup=True)
+    suite = asv_suite("benchmarks", [Variant("a")], _helper([listed]))
+    assert any("timed with their code" in n and "b.timeraw_x" in n for n in suite.notes)

@@ -87,6 +87,12 @@ def test_a_key_that_changes_nothing_of_the_benchmarks_is_refused() -> None:
     check_keys_apply([Variant("A", cmd="x", python="py")], statements + commands)
 
 
+def test_python_applies_to_a_command_its_interpreter_runs() -> None:
+    # an asv suite of timeraw_ benchmarks alone: `python -c CODE`, run by each variant's python=
+    raw = Benchmark("r", cmd="python3", cmd_args="-c pass", cmd_is_python=True)
+    check_keys_apply([Variant("A", python="/opt/py/bin/python")], [raw])
+
+
 def test_metrics_are_the_lenses_in_order_each_once() -> None:
     assert parse_metrics("time,instructions") == (Metric.TIME, Metric.INSTRUCTIONS)
     assert parse_metrics(["instructions", "time, instructions"]) == (

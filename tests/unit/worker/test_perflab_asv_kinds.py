@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.worker.perflab_asv import deep_size, listing
+from perflab.worker.perflab_asv import deep_size, listing, raw_code
 
 SUITE = """
 class Kinds:
@@ -55,3 +55,35 @@ def test_an_objects_size_counts_what_it_reaches_once() -> None:
     assert deep_size(items) == sys.getsizeof(items) + sys.getsizeof(items[0])
     assert deep_size([[], []]) == sys.getsizeof([[], []]) + 2 * sys.getsizeof([])
     assert deep_size(int) == 0  # a class is shared, not held
+
+
+RAW_SUITE = """
+def timeraw_block():
+    return \"\"\"
+        import json
+        json.dumps([1])
+        \"\"\"
+
+
+def timeraw_with_setup():
+    return "import json", "import xml"
+"""
+
+
+def test_a_timeraw_benchmarks_code_is_dedented_and_its_setup_run_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # asv's reading: an indented block is dedented; a (code, setup) pair runs the setup first
+    (tmp_path / "bench_raw_listed.py").write_text(RAW_SUITE)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    entries = {e["name"]: e for e in listing(str(tmp_path))}
+    block = entries["bench_raw_listed.timeraw_block"]
+    assert block["code"] == "\nimport json\njson.dumps([1])\n" and not block["raw_setup"]
+    compile(block["code"], "<timeraw>", "exec")
+    paired = entries["bench_raw_listed.timeraw_with_setup"]
+    assert paired["code"] == "import xml\nimport json" and paired["raw_setup"]
+
+
+def test_raw_code_reads_asvs_two_forms() -> None:
+    assert raw_code("  x = 1\n") == ("x = 1\n", "")
+    assert raw_code(("x", "  y")) == ("x", "y")

@@ -114,8 +114,21 @@ def _ratio(
 def _no_ratio_note(
     benchmark: Benchmark, variant: str, base: Sequence[Sample], side: Sequence[Sample]
 ) -> Note:
+    """Why there is no verdict. A warning where every process of each returned one value and
+    the two differ: the change is certain (an error that was 0 and is not), and an info note
+    would hide it."""
     shown = ", ".join(f"{v:g}" for v in _numbers(base)[:4])
     other = ", ".join(f"{v:g}" for v in _numbers(side)[:4])
+    if _constant(base) and _constant(side):
+        return Note(
+            Severity.WARNING,
+            f"the tracked value changed from {base[0].value:g} to {side[0].value:g} in "
+            f"{variant!r}, in every process of each: at zero or below a ratio means nothing, "
+            "so no verdict",
+            benchmark=benchmark.name,
+            variant=variant,
+            metric=TRACK,
+        )
     return Note(
         Severity.INFO,
         f"the tracked value is zero or negative in {variant!r} or the baseline ({other} against "

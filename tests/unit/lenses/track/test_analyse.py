@@ -8,7 +8,7 @@ import pytest
 from perflab.lenses.track import TRACK
 from perflab.lenses.track.analyse import UNIT_ARTIFACT, VALUE, analyse_track
 from perflab.records.kinds import Verdict
-from perflab.records.model import Artifact, Benchmark, BenchmarkData, Sample
+from perflab.records.model import Artifact, Benchmark, BenchmarkData, Sample, Severity
 from perflab.records.settings import Settings
 
 BENCHMARK = Benchmark("b", stmt="f()")
@@ -52,4 +52,16 @@ def test_a_value_at_zero_gives_no_ratio_but_a_note() -> None:
     analysis = analyse_track(BENCHMARK, ["A", "B"], _data([0, 0], [2, 2]), Settings())
     assert not analysis.comparisons
     (note,) = analysis.notes
-    assert "zero or negative" in note.message and note.variant == "B"
+    assert "no verdict" in note.message and note.variant == "B"
+
+
+def test_an_exact_change_from_zero_is_a_warning_that_names_both_values() -> None:
+    # an error that was 0 and is not is a certain change: an info note would hide it
+    (note,) = analyse_track(BENCHMARK, ["A", "B"], _data([0, 0], [1e-12, 1e-12]), Settings()).notes
+    assert note.severity is Severity.WARNING
+    assert "changed from 0 to 1e-12" in note.message
+
+
+def test_a_varying_value_at_zero_is_an_info_note() -> None:
+    (note,) = analyse_track(BENCHMARK, ["A", "B"], _data([0, 1], [2, 2]), Settings()).notes
+    assert note.severity is Severity.INFO and "zero or negative" in note.message
