@@ -229,8 +229,8 @@ def select(
 
 
 def _notes(chosen: Sequence[AsvBenchmark]) -> tuple[str, ...]:
-    """What planning says before measuring: the combinations skipped, and the kinds perflab
-    does not measure."""
+    """What planning says before measuring: the combinations skipped, the timeraw_ set-ups
+    timed with their code, and the kinds perflab does not measure."""
     notes = []
     skipped = [b.name for b in chosen if b.measured and b.skipped and b.error is None]
     if skipped:
