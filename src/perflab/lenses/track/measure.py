@@ -3,7 +3,8 @@ workers per variant (the variants alternating, as every lens's samples do), stor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from perflab.lenses.track.analyse import UNIT_ARTIFACT, VALUE, analyse_track
 from perflab.lenses.track.cost import generations_of
@@ -15,7 +16,14 @@ from perflab.measure.session import LensSession
 from perflab.measure.worker_client import StatementWorker, WorkerOps
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import BenchmarkKind
-from perflab.records.model import Artifact, Benchmark, BenchmarkData, Experiment, Note
+from perflab.records.model import (
+    Artifact,
+    Benchmark,
+    BenchmarkData,
+    Experiment,
+    Note,
+    Severity,
+)
 
 WORKER_OPS = "perflab.lenses.track.worker_ops"  # the `track_value` op
 
@@ -46,11 +54,14 @@ class TrackLens:
         sampler = InterleavedSampler(session, TRACK, warmup_blocks=0)
         generations = generations_of(session.settings)
         units: set[int] = set()  # the variants whose unit is stored
+        said: set[int] = set()  # the variants whose value was said not to be a number
 
         def generation(index: int) -> None:
             with session.generation(ops=(WorkerOps.from_module(WORKER_OPS),)) as workers:
                 sampler.blocks(
-                    lambda slot: _read(sampler, workers, slot, units), generation=index, blocks=1
+                    lambda slot: _read(sampler, workers, slot, (units, said)),
+                    generation=index,
+                    blocks=1,
                 )
 
         sampler.generations(generation, at_least=generations, at_most=generations, label="values")
@@ -69,10 +80,12 @@ def _read(
     sampler: InterleavedSampler[LensSession],
     workers: Sequence[StatementWorker],
     slot: Slot,
-    units: set[int],
+    stored: tuple[set[int], set[int]],
 ) -> None:
     """One reading of the value in the slot's variant's worker, stored as a sample; the unit
-    the set-up names, stored with the variant's first."""
+    the set-up names, stored with the variant's first (`stored`: the variants whose unit is
+    stored, and those said to give no number)."""
+    units, said = stored
     worker = workers[slot.variant]
     session = sampler.session
     reply = worker.call({"op": "track_value", "expr": session.benchmark.stmt})
@@ -80,11 +93,12 @@ def _read(
         raise worker.failure(reply)
     value = reply.get("value")
     if not isinstance(value, int | float):
-        raise worker.error(
-            f"the statement's value is a {reply.get('type', '?')}, not a number",
-            hint="the track lens compares the number the statement's expression returns "
-            "(an int or a float)",
-        )
+        # said, not failed: the variant is sound, only this lens has nothing to read, and the
+        # run's other lenses measure it on
+        if slot.variant not in said:
+            said.add(slot.variant)
+            session.context.sink.add_note(_not_a_number(session, slot, reply))
+        return
     session.context.sink.add_sample(sampler.sample(slot, VALUE, float(value)))
     if reply.get("unit") is not None and slot.variant not in units:
         units.add(slot.variant)
@@ -97,3 +111,16 @@ def _read(
                 content=str(reply["unit"]),
             )
         )
+
+
+def _not_a_number(session: LensSession, slot: Slot, reply: Mapping[str, Any]) -> Note:
+    return Note(
+        severity=Severity.WARNING,
+        message=f"the track lens read no value: the statement's value is a "
+        f"{reply.get('type', '?')}, not a number",
+        hint="the track lens compares the number the statement's expression returns (an int or "
+        "a float): --stmt 'len(result)'",
+        benchmark=session.benchmark.name,
+        variant=session.variants[slot.variant].name,
+        metric=TRACK,
+    )

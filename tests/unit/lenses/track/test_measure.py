@@ -17,9 +17,9 @@ from perflab.lenses.track.measure import TrackLens
 from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.proc import LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.records.errors import BenchmarkFailedError, ConfigError
+from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, Verdict
-from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.records.model import Benchmark, Experiment, Severity, Variant
 from tests.support.fast_settings import FAST
 from tests.support.scripted_worker import ScriptedWorker
 
@@ -76,13 +76,19 @@ def test_each_fresh_worker_gives_one_value_and_the_ratio_is_exact() -> None:
     assert comparison.to_json()["deterministic"] is True
 
 
-def test_a_value_that_is_not_a_number_fails_the_benchmark() -> None:
+def test_a_value_that_is_not_a_number_is_said_once_a_variant_and_fails_nothing() -> None:
+    """A variant failed for it, the run's later lenses lost that variant: an A/A of sorted(d)
+    through -m instructions,memory,track,rss said 'variant b failed' and measured no rss."""
+
     def text(spec: LaunchSpec, request: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {"ok": True, "value": None, "type": "str", "unit": None}
+        return {"ok": True, "value": None, "type": "list", "unit": None}
 
     worker = ScriptedWorker(lambda spec: 1000.0, handlers={"track_value": text})
-    with pytest.raises(BenchmarkFailedError, match="value is a str, not a number"):
-        _run(Benchmark("t", stmt="'x'"), FakeRunner().on_spawn("statement_worker", worker))
+    sink, _ = _run(Benchmark("t", stmt="[1]"), FakeRunner().on_spawn("statement_worker", worker))
+    assert not sink.samples
+    said = [n for n in sink.notes if "not a number" in n.message]
+    assert sorted(n.variant or "" for n in said) == ["A", "B"]
+    assert all(n.severity is Severity.WARNING and "a list" in n.message for n in said)
 
 
 def test_a_command_it_would_measure_is_refused_before_anything_runs() -> None:
