@@ -62,9 +62,7 @@ def analyse_track(
             comparison_from(
                 ratio,
                 Subject(benchmark.name, TRACK, variants[0], name),
-                SideValues(
-                    statistics.fmean(_numbers(base)), statistics.fmean(_numbers(side)), unit
-                ),
+                SideValues(_centre(base), _centre(side), unit),
                 equivalence_band=settings.equivalence_band,
                 details=TrackDetails(
                     deterministic=_constant(base) and _constant(side),
@@ -83,6 +81,13 @@ def _values(data: BenchmarkData, variant: str) -> list[Sample]:
 
 def _numbers(samples: Sequence[Sample]) -> list[float]:
     return [s.value for s in samples]
+
+
+def _centre(samples: Sequence[Sample]) -> float:
+    """The value shown for a side: the geometric mean, whose ratio is the one decided (the
+    mean log ratio over generations, one value each); the mean where a value is not positive."""
+    numbers = _numbers(samples)
+    return statistics.geometric_mean(numbers) if min(numbers) > 0 else statistics.fmean(numbers)
 
 
 def _constant(samples: Sequence[Sample]) -> bool:

@@ -65,3 +65,18 @@ def test_an_exact_change_from_zero_is_a_warning_that_names_both_values() -> None
 def test_a_varying_value_at_zero_is_an_info_note() -> None:
     (note,) = analyse_track(BENCHMARK, ["A", "B"], _data([0, 1], [2, 2]), Settings()).notes
     assert note.severity is Severity.INFO and "zero or negative" in note.message
+
+
+def test_the_values_shown_agree_with_the_ratio_decided() -> None:
+    """A/A of random.random() showed 0.5132 against 0.545 beside a ratio of 0.986: arithmetic
+    means beside a ratio of geometric ones."""
+    values = {"a": (0.9, 0.1, 0.5, 0.6), "b": (0.2, 0.8, 0.4, 0.7)}
+    samples = tuple(
+        Sample("r", variant, TRACK, VALUE, value, generation=generation)
+        for variant, row in values.items()
+        for generation, value in enumerate(row)
+    )
+    (c,) = analyse_track(
+        Benchmark("r", stmt="random.random()"), ["a", "b"], BenchmarkData(samples), Settings()
+    ).comparisons
+    assert c.variant_value / c.baseline_value == pytest.approx(c.ratio)
