@@ -91,13 +91,14 @@ def repeats_vary_alike(processes: Sequence[Sequence[float]]) -> bool:
     groups = [list(p) for p in processes if p]
     if len(groups) < 2 or len({len(g) for g in groups}) > 1 or len(groups[0]) < 2:
         return False
-    shapes = [[v / statistics.median(g) for v in g] for g in groups if statistics.median(g) > 0]
-    if len(shapes) < len(groups):
+    levels = [statistics.median(g) for g in groups]
+    if min(levels) <= 0:
         return False
+    shapes = [[v / level for v in g] for g, level in zip(groups, levels, strict=True)]
     same_course = all(
-        abs(shape[i] - shapes[0][i]) <= PROCESS_TOLERANCE
+        abs(share - first) <= PROCESS_TOLERANCE
         for shape in shapes
-        for i in range(len(shape))
+        for share, first in zip(shape, shapes[0], strict=True)
     )
     return same_course and max(_apart(g) for g in groups) > PROCESS_TOLERANCE
 
